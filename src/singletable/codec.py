@@ -1,0 +1,714 @@
+"""Per-field converters between Python values and DynamoDB's wire format.
+
+Converters are built once per field from its annotation (at class creation), so encoding and
+decoding run one specialised function per attribute: no generic per-value dispatch and no
+``TypeSerializer`` on the hot path. Values go to pydantic for validation afterwards; nothing
+passes through ``model_dump(mode="json")``, which would store ``SecretStr`` as stars.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import enum
+import math
+import types
+import typing
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import date, datetime, time, timedelta, timezone
+from decimal import Decimal
+from operator import itemgetter
+from pathlib import PurePath
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, SecretBytes, SecretStr
+
+from .errors import ItemEncodeError
+from .keys import render_datetime
+
+UTC = timezone.utc
+MAX_ITEM_BYTES = 409_600
+
+Wire = dict[str, Any]
+Encoder = Callable[[Any], Wire | None]
+Decoder = Callable[[Wire], Any]
+
+_MAX_INT = 10**38
+
+
+# -- numbers ----------------------------------------------------------------------------------
+
+
+def number_text(value: int | Decimal | float) -> str:
+    """DynamoDB ``N`` text, checked against its limits (38 digits, 1E-130 to below 1E126)."""
+    if type(value) is int:
+        if -_MAX_INT < value < _MAX_INT:
+            return str(value)
+        value = Decimal(value)
+    elif isinstance(value, bool):
+        raise ValueError("bool is not a number here")
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{value!r} cannot be stored (DynamoDB numbers are finite)")
+        value = Decimal(repr(value))
+    elif isinstance(value, int):
+        value = Decimal(int(value))
+    if not isinstance(value, Decimal):
+        raise TypeError(f"{type(value).__name__} is not a number")
+    text = str(value)
+    if len(text) < 39 and "E" not in text and value.is_finite():
+        return text  # at most 38 digits, exponent within -6..38: always storable
+    if not value.is_finite():
+        raise ValueError(f"{value!r} cannot be stored (DynamoDB numbers are finite)")
+    if value == 0:
+        return "0"
+    digits = value.as_tuple().digits
+    significant = len(digits)
+    while significant > 1 and digits[significant - 1] == 0:
+        significant -= 1
+    if significant > 38:
+        raise ValueError(f"{value} has {significant} significant digits (DynamoDB keeps 38)")
+    adjusted = value.adjusted()
+    if adjusted < -130 or adjusted > 125:
+        raise ValueError(f"{value} is outside DynamoDB's range (1E-130 to below 1E126)")
+    text = str(value)
+    if "E" in text:
+        text = format(value, "f")
+    return text
+
+
+def _int_from_wire(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        number = Decimal(text)
+        if number != number.to_integral_value():
+            raise ValueError(f"{text!r} is not an integer") from None
+        return int(number)
+
+
+def _number_from_wire(text: str) -> int | Decimal:
+    """A number of unknown declared type: int when integral, else Decimal."""
+    if text.isdigit() or (text[:1] == "-" and text[1:].isdigit()):
+        return int(text)
+    return Decimal(text)
+
+
+# -- datetimes --------------------------------------------------------------------------------
+
+
+def datetime_text(value: datetime) -> str:
+    """Aware datetimes in canonical UTC (``…Z``, 27 chars, sortable); naive ones as given."""
+    if value.utcoffset() is None:
+        return value.isoformat(timespec="microseconds")
+    return render_datetime(value)
+
+
+def epoch_text(value: datetime) -> str:
+    """A TTL value: whole epoch seconds of an aware datetime."""
+    if value.utcoffset() is None:
+        raise ValueError("a TTL datetime needs a timezone")
+    return str(int(value.timestamp()))
+
+
+def epoch_seconds(value: datetime) -> int:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError("a TTL datetime needs a timezone")
+    return int(value.timestamp())
+
+
+def from_epoch_seconds(text: str) -> datetime:
+    return datetime.fromtimestamp(int(Decimal(text)), UTC)
+
+
+# -- dynamic (annotation-free) conversion ------------------------------------------------------
+
+
+def encode_value(value: Any) -> Wire:
+    """Wire form of any supported Python value (for ``Any`` fields, extras, conditions)."""
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, (int, float, Decimal)):
+        return {"N": number_text(value)}
+    if isinstance(value, enum.Enum):
+        return encode_value(value.value)
+    if isinstance(value, datetime):
+        return {"S": datetime_text(value)}
+    if isinstance(value, (date, time)):
+        return {"S": value.isoformat()}
+    if isinstance(value, (uuid.UUID, PurePath)):
+        return {"S": str(value)}
+    if isinstance(value, timedelta):
+        return {"N": number_text(Decimal(str(value.total_seconds())))}
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return {"B": bytes(value)}
+    if isinstance(value, SecretStr):
+        return {"S": value.get_secret_value()}
+    if isinstance(value, SecretBytes):
+        return {"B": value.get_secret_value()}
+    if isinstance(value, BaseModel):
+        return nested_codec(type(value)).encode(value)
+    if isinstance(value, Mapping):
+        return {"M": {_map_key(k): encode_value(v) for k, v in value.items()}}
+    if isinstance(value, (set, frozenset)):
+        return _encode_set(value)
+    if isinstance(value, (list, tuple)):
+        return {"L": [encode_value(v) for v in value]}
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return encode_value(
+            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+        )
+    if type(value).__module__ == "pydantic_core._pydantic_core" or hasattr(value, "unicode_string"):
+        return {"S": str(value)}  # pydantic Url and friends
+    raise TypeError(f"values of type {type(value).__name__} cannot be stored")
+
+
+def _map_key(key: Any) -> str:
+    if isinstance(key, enum.Enum):
+        key = key.value
+    if isinstance(key, str):
+        return key
+    if isinstance(key, (int, Decimal, uuid.UUID, date)) and not isinstance(key, bool):
+        return str(key)
+    raise TypeError(f"map keys must be strings, not {type(key).__name__}")
+
+
+def _encode_set(value: set[Any] | frozenset[Any]) -> Wire:
+    if not value:
+        raise TypeError("empty sets cannot be stored (the field is omitted instead)")
+    items = [v.value if isinstance(v, enum.Enum) else v for v in value]
+    if all(isinstance(v, str) for v in items):
+        return {"SS": sorted(items)}
+    if all(isinstance(v, (bytes, bytearray)) for v in items):
+        return {"BS": sorted(bytes(v) for v in items)}
+    if all(isinstance(v, (int, float, Decimal)) and not isinstance(v, bool) for v in items):
+        return {"NS": sorted((number_text(v) for v in items), key=Decimal)}
+    raise TypeError("a set must hold only strings, only numbers or only bytes")
+
+
+def decode_value(av: Wire) -> Any:
+    """Python value of any wire attribute value (sets as ``set``, numbers as int or Decimal)."""
+    ((tag, raw),) = av.items()
+    if tag == "S":
+        return raw
+    if tag == "N":
+        return _number_from_wire(raw)
+    if tag == "BOOL":
+        return raw
+    if tag == "NULL":
+        return None
+    if tag == "M":
+        return {k: decode_value(v) for k, v in raw.items()}
+    if tag == "L":
+        return [decode_value(v) for v in raw]
+    if tag == "SS":
+        return set(raw)
+    if tag == "NS":
+        return {_number_from_wire(v) for v in raw}
+    if tag == "B":
+        return _bytes(raw)
+    if tag == "BS":
+        return {_bytes(v) for v in raw}
+    raise ValueError(f"unknown attribute type {tag!r}")
+
+
+def _bytes(raw: Any) -> bytes:
+    if isinstance(raw, (bytes, bytearray)):
+        return bytes(raw)
+    return base64.b64decode(raw)
+
+
+# -- per-annotation compiled converters -------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Converter:
+    """Encoder/decoder pair for one annotation; ``wire_tag`` is the scalar tag when fixed.
+
+    ``encode_expr``/``decode_expr`` are the same conversions as Python expressions over ``v``
+    (the value) and ``av`` (the attribute value), which the code generator inlines.
+    ``may_omit`` says the encoder can return None (an empty set is left out).
+    """
+
+    encode: Encoder
+    decode: Decoder
+    wire_tag: str | None = None
+    encode_expr: str | None = None
+    decode_expr: str | None = None
+    may_omit: bool = False
+    max_size: int | None = None  # bytes of any encoded value, when bounded
+    size_expr: str | None = None  # an upper bound of the encoded ``av``'s size
+
+
+def _scalar(
+    tag: str,
+    to_wire: Callable[[Any], Any],
+    from_wire: Callable[[Any], Any],
+    encode_expr: str | None = None,
+    decode_expr: str | None = None,
+    max_size: int | None = None,
+) -> Converter:
+    getter = itemgetter(tag)
+    if decode_expr is None and from_wire is _identity:
+        decode_expr = f"av[{tag!r}]"
+    if max_size is None and tag in ("N", "BOOL"):
+        max_size = 21 if tag == "N" else 1
+    if from_wire is _identity:
+        return Converter(
+            lambda v: {tag: to_wire(v)}, getter, tag, encode_expr, decode_expr, False, max_size
+        )
+
+    def decode(av: Wire) -> Any:
+        return from_wire(av[tag])
+
+    return Converter(
+        lambda v: {tag: to_wire(v)}, decode, tag, encode_expr, decode_expr, False, max_size
+    )
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _str_of_enum(value: Any) -> Any:
+    return value._value_ if isinstance(value, enum.Enum) else value
+
+
+_DYNAMIC = Converter(encode_value, decode_value)
+
+
+def converter_for(annotation: Any, *, where: str = "") -> Converter:
+    """A compiled converter for a field annotation (``Optional`` is handled by the caller)."""
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return converter_for(args[0], where=where)
+    if annotation is Any or annotation is object:
+        return _DYNAMIC
+    if origin in (Union, types.UnionType):
+        members = [a for a in args if a is not type(None)]
+        if len(members) == 1:
+            return converter_for(members[0], where=where)
+        return _DYNAMIC
+    if origin is Literal:
+        if all(isinstance(v, str) for v in args):
+            return _scalar("S", _str_of_enum, _identity, _ENUM_S)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in args):
+            return _scalar("N", number_text, _int_from_wire, _NUMBER, "int(av['N'])")
+        if all(isinstance(v, bool) for v in args):
+            return _scalar("BOOL", _identity, _identity)
+        return _DYNAMIC
+    if origin in (list, tuple, typing.Sequence, typing.MutableSequence) or (
+        isinstance(origin, type) and origin.__name__ == "deque"
+    ):
+        return _list_converter(args, where)
+    if origin in (set, frozenset, typing.AbstractSet, typing.MutableSet):
+        return _set_converter(args[0] if args else Any, where)
+    if origin in (dict, typing.Mapping, typing.MutableMapping):
+        return _map_converter(args[1] if len(args) == 2 else Any, where)
+    if isinstance(annotation, type):
+        return _class_converter(annotation, where)
+    return _DYNAMIC
+
+
+_ENUM_S = "{'S': v if v.__class__ is str else v._value_}"
+_NUMBER = "{'N': _number_text(v)}"
+
+
+def _class_converter(cls: type, where: str) -> Converter:
+    if issubclass(cls, bool):
+        return _scalar("BOOL", _identity, _identity, "{'BOOL': v}")
+    if issubclass(cls, enum.Enum):
+        values = [m.value for m in cls]
+        if all(isinstance(v, str) for v in values):
+            longest = max((len(v.encode()) for v in values), default=0)
+            return _scalar("S", _str_of_enum, _identity, _ENUM_S, max_size=longest)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return _scalar("N", lambda v: number_text(_str_of_enum(v)), _int_from_wire)
+        return _DYNAMIC
+    if issubclass(cls, str):
+        return _scalar("S", _identity, _identity, "{'S': v}")
+    if issubclass(cls, int):
+        return _scalar("N", number_text, _int_from_wire, _NUMBER, "int(av['N'])")
+    if issubclass(cls, float):
+        return _scalar("N", number_text, float, _NUMBER, "float(av['N'])")
+    if issubclass(cls, Decimal):
+        return _scalar("N", number_text, Decimal, _NUMBER, "_Decimal(av['N'])")
+    if issubclass(cls, datetime):
+        return _scalar("S", datetime_text, _identity, "{'S': _datetime_text(v)}", max_size=32)
+    if issubclass(cls, (date, time)):
+        return _scalar(
+            "S", lambda v: v.isoformat(), _identity, "{'S': v.isoformat()}", max_size=32
+        )
+    if issubclass(cls, uuid.UUID):
+        return _scalar("S", str, _identity, "{'S': str(v)}", max_size=36)
+    if issubclass(cls, PurePath):
+        return _scalar("S", str, _identity, "{'S': str(v)}")
+    if issubclass(cls, timedelta):
+        return _scalar(
+            "N", lambda v: number_text(Decimal(str(v.total_seconds()))), Decimal
+        )
+    if issubclass(cls, (bytes, bytearray)):
+        return _scalar("B", bytes, _bytes)
+    if issubclass(cls, SecretStr):
+        return _scalar("S", lambda v: v.get_secret_value(), _identity)
+    if issubclass(cls, SecretBytes):
+        return _scalar("B", lambda v: v.get_secret_value(), _bytes)
+    if issubclass(cls, BaseModel):
+        codec = nested_codec(cls)
+        return Converter(codec.encode, codec.decode_input, "M")
+    return _DYNAMIC
+
+
+def _list_converter(args: tuple[Any, ...], where: str) -> Converter:
+    if not args or (len(args) == 2 and args[1] is Ellipsis) or len(set(args)) == 1:
+        item = converter_for(args[0], where=where) if args else _DYNAMIC
+        item_encode, item_decode = item.encode, item.decode
+
+        def encode(value: Any) -> Wire:
+            return {"L": [{"NULL": True} if v is None else item_encode(v) for v in value]}
+
+        def decode(av: Wire) -> Any:
+            return [None if "NULL" in v else item_decode(v) for v in av["L"]]
+
+        return Converter(encode, decode, "L")
+    # Heterogeneous tuple[int, str, ...]: one converter per position.
+    items = [converter_for(a, where=where) for a in args]
+
+    def encode_tuple(value: Any) -> Wire:
+        return {"L": [{"NULL": True} if v is None else c.encode(v) for c, v in zip(items, value)]}
+
+    def decode_tuple(av: Wire) -> Any:
+        return [None if "NULL" in v else c.decode(v) for c, v in zip(items, av["L"])]
+
+    return Converter(encode_tuple, decode_tuple, "L")
+
+
+def _set_converter(item: Any, where: str) -> Converter:
+    kind = converter_for(item, where=where).wire_tag
+    if kind == "S":
+
+        def encode(value: Any) -> Wire | None:
+            if not value:
+                return None
+            return {"SS": sorted(_str_of_enum(v) for v in value)}
+
+        return Converter(
+            encode,
+            itemgetter("SS"),
+            "SS",
+            decode_expr="av['SS']",
+            may_omit=True,
+            size_expr="4 * sum(map(len, av['SS']))",
+        )
+    if kind == "N":
+        base = converter_for(item, where=where).decode
+
+        def encode_numbers(value: Any) -> Wire | None:
+            if not value:
+                return None
+            return {"NS": [number_text(_str_of_enum(v)) for v in value]}
+
+        def decode_numbers(av: Wire) -> Any:
+            return [base({"N": v}) for v in av["NS"]]
+
+        return Converter(encode_numbers, decode_numbers, "NS", may_omit=True)
+    if kind == "B":
+
+        def encode_bytes(value: Any) -> Wire | None:
+            if not value:
+                return None
+            return {"BS": [bytes(v) for v in value]}
+
+        def decode_bytes(av: Wire) -> Any:
+            return [_bytes(v) for v in av["BS"]]
+
+        return Converter(encode_bytes, decode_bytes, "BS", may_omit=True)
+
+    def encode_any(value: Any) -> Wire | None:
+        return _encode_set(value) if value else None
+
+    return Converter(encode_any, decode_value, may_omit=True)
+
+
+def _map_converter(value_type: Any, where: str) -> Converter:
+    inner = converter_for(value_type, where=where)
+    if inner is _DYNAMIC:
+        return Converter(encode_value, decode_value, "M")
+    value_encode, value_decode = inner.encode, inner.decode
+
+    def encode(value: Any) -> Wire:
+        return {
+            "M": {
+                _map_key(k): {"NULL": True} if v is None else value_encode(v)
+                for k, v in value.items()
+            }
+        }
+
+    def decode(av: Wire) -> Any:
+        return {k: None if "NULL" in v else value_decode(v) for k, v in av["M"].items()}
+
+    return Converter(encode, decode, "M")
+
+
+# -- models ------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class FieldPlan:
+    """How one model field is stored: attribute name, validation input key, converter."""
+
+    name: str
+    attr: str
+    input_key: str
+    converter: Converter
+
+
+def input_key_of(model: type[BaseModel], name: str) -> str:
+    """The key under which ``model_validate`` accepts field ``name``."""
+    info = model.model_fields[name]
+    by_alias = model.model_config.get("validate_by_alias", True)
+    if by_alias is False:
+        return name
+    alias = info.validation_alias
+    if isinstance(alias, str):
+        return alias
+    if alias is not None:
+        return name  # AliasPath/AliasChoices: the codec validates by name (see ModelCodec)
+    return info.alias or name
+
+
+def attribute_name_of(model: type[BaseModel], name: str) -> str:
+    """The stored attribute name of field ``name``: its alias when it has one."""
+    info = model.model_fields[name]
+    return info.serialization_alias or info.alias or name
+
+
+class ModelCodec:
+    """Compiled converters for every field of a pydantic model.
+
+    ``overrides`` replaces the converter of named fields (the TTL field stores epoch seconds).
+    """
+
+    def __init__(
+        self,
+        model: type[BaseModel],
+        *,
+        overrides: Mapping[str, Converter] | None = None,
+    ) -> None:
+        self.model = model
+        where = model.__qualname__
+        overrides = overrides or {}
+        self.by_name = any(
+            info.validation_alias is not None and not isinstance(info.validation_alias, str)
+            for info in model.model_fields.values()
+        )
+        plans = []
+        for name, info in model.model_fields.items():
+            converter = overrides.get(name) or converter_for(info.annotation, where=where)
+            input_key = name if self.by_name else input_key_of(model, name)
+            plans.append(FieldPlan(name, attribute_name_of(model, name), input_key, converter))
+        self.fields: tuple[FieldPlan, ...] = tuple(plans)
+        self._decode_plan = tuple((p.attr, p.input_key, p.converter.decode) for p in plans)
+        self.allows_extra = model.model_config.get("extra") == "allow"
+        self._validate_python = model.__pydantic_validator__.validate_python
+        self._encode_into, self.decode_fields = _generate(self.fields)
+
+    def encode_into(self, obj: BaseModel, item: dict[str, Wire]) -> int:
+        """Write ``obj``'s stored attributes into ``item`` (None values and empty sets left
+        out, extras not included); return an upper bound of their size in bytes."""
+        try:
+            return self._encode_into(obj.__dict__, item)
+        except (ValueError, TypeError, AttributeError, ArithmeticError):
+            return self._encode_diagnosing(obj, item)
+
+    def encode_fields(self, obj: BaseModel) -> dict[str, Wire]:
+        """Stored attributes of ``obj``, extras included."""
+        item: dict[str, Wire] = {}
+        self.encode_into(obj, item)
+        if self.allows_extra and obj.__pydantic_extra__:
+            for key, value in obj.__pydantic_extra__.items():
+                if value is None:
+                    continue
+                try:
+                    item[key] = encode_value(value)
+                except (ValueError, TypeError) as exc:
+                    raise wrap_encode_error(type(obj).__qualname__, key, exc) from None
+        return item
+
+    def _encode_diagnosing(self, obj: BaseModel, item: dict[str, Wire]) -> int:
+        """Field by field, so an unstorable value is reported with its field name."""
+        values = obj.__dict__
+        for plan in self.fields:
+            value = values[plan.name]
+            if value is None:
+                continue
+            try:
+                av = plan.converter.encode(value)
+            except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+                raise wrap_encode_error(type(obj).__qualname__, plan.name, exc) from None
+            if av is not None:
+                item[plan.attr] = av
+        return MAX_ITEM_BYTES + 1  # unknown: let the exact size check run
+
+    def encode(self, obj: Any) -> Wire:
+        return {"M": self.encode_fields(obj)}
+
+    def decode_fields_lenient(self, item: Mapping[str, Wire]) -> dict[str, Any]:
+        """Like :meth:`decode_fields` but type-agnostic, so pydantic can name what is wrong."""
+        data: dict[str, Any] = {}
+        for attr, key, decode in self._decode_plan:
+            av = item.get(attr)
+            if av is None:
+                continue
+            try:
+                data[key] = decode(av)
+            except (KeyError, ValueError, TypeError, ArithmeticError):
+                data[key] = decode_value(av)
+        return data
+
+    def decode_input(self, av: Wire) -> dict[str, Any]:
+        return self.decode_fields(av["M"])
+
+    def validate(self, data: dict[str, Any]) -> Any:
+        if self.by_name:
+            return self.model.model_validate(data, by_name=True, by_alias=False)  # type: ignore[call-arg]
+        return self._validate_python(data)
+
+
+def _generate(
+    fields: tuple[FieldPlan, ...],
+) -> tuple[
+    Callable[[dict[str, Any], dict[str, Wire]], int],
+    Callable[[Mapping[str, Wire]], dict[str, Any]],
+]:
+    """Straight-line encode/decode functions for a model's fields.
+
+    One statement per field with the conversion inlined where it is a plain expression: this
+    is what makes the codec cheaper than a loop over converters (see bench/codec.py). The
+    encoder also sums an upper bound of the item size: fixed-size values by a constant,
+    strings by 4 bytes per character, anything nested exactly.
+    """
+    namespace: dict[str, Any] = {
+        "_number_text": number_text,
+        "_datetime_text": datetime_text,
+        "_epoch_text": epoch_text,
+        "_Decimal": Decimal,
+        "_value_size": value_size,
+    }
+    enc = ["def encode_into(d, item):", "    n = 0"]
+    dec = ["def decode_fields(item):", "    data = {}"]
+    for i, plan in enumerate(fields):
+        conv = plan.converter
+        namespace[f"_e{i}"] = conv.encode
+        namespace[f"_d{i}"] = conv.decode
+        name_size = len(plan.attr.encode())
+        enc.append(f"    v = d[{plan.name!r}]")
+        enc.append("    if v is not None:")
+        if conv.may_omit:
+            enc.append(f"        av = _e{i}(v)")
+            enc.append("        if av is not None:")
+            enc.append(f"            item[{plan.attr!r}] = av")
+            enc.append(f"            n += {name_size} + {conv.size_expr or '_value_size(av)'}")
+        else:
+            expr = conv.encode_expr or f"_e{i}(v)"
+            enc.append(f"        item[{plan.attr!r}] = av = {expr}")
+            if conv.max_size is not None:
+                enc.append(f"        n += {name_size + conv.max_size}")
+            elif conv.wire_tag in ("S", "B") and conv.encode_expr in ("{'S': v}", None):
+                enc.append(f"        n += {name_size} + 4 * len(av[{conv.wire_tag!r}])")
+            else:
+                enc.append(f"        n += {name_size} + _value_size(av)")
+        dec.append(f"    av = item.get({plan.attr!r})")
+        dec.append(
+            f"    if av is not None: data[{plan.input_key!r}] = {conv.decode_expr or f'_d{i}(av)'}"
+        )
+    enc.append("    return n")
+    dec.append("    return data")
+    exec(compile("\n".join(enc + [""] + dec), "<singletable codec>", "exec"), namespace)
+    return namespace["encode_into"], namespace["decode_fields"]
+
+
+_NESTED: dict[type[BaseModel], ModelCodec] = {}
+
+
+def nested_codec(model: type[BaseModel]) -> ModelCodec:
+    """The (cached) codec of a model stored as a map inside an item."""
+    codec = _NESTED.get(model)
+    if codec is None:
+        # Registered before compiling so self-referencing models find it.
+        codec = _NESTED[model] = ModelCodec.__new__(ModelCodec)
+        codec.__init__(model)  # type: ignore[misc]
+    return codec
+
+
+# -- item size --------------------------------------------------------------------------------
+
+
+def _number_size(text: str) -> int:
+    digits = text.lstrip("-").split("E")[0].split("e")[0].replace(".", "").strip("0")
+    return (len(digits) + 1) // 2 + 1
+
+
+def value_size(av: Wire) -> int:
+    """Bytes of one attribute value by DynamoDB's item-size formula."""
+    ((tag, raw),) = av.items()
+    if tag == "S":
+        return len(raw.encode())
+    if tag == "N":
+        return _number_size(raw)
+    if tag == "B":
+        return len(_bytes(raw))
+    if tag in ("BOOL", "NULL"):
+        return 1
+    if tag == "SS":
+        return sum(len(s.encode()) for s in raw)
+    if tag == "NS":
+        return sum(_number_size(n) for n in raw)
+    if tag == "BS":
+        return sum(len(_bytes(b)) for b in raw)
+    if tag == "L":
+        return 3 + sum(value_size(v) + 1 for v in raw)
+    if tag == "M":
+        return 3 + sum(len(k.encode()) + value_size(v) + 1 for k, v in raw.items())
+    raise ValueError(f"unknown attribute type {tag!r}")
+
+
+def item_size(item: Mapping[str, Wire]) -> int:
+    """Bytes of an item by DynamoDB's formula (names and values; the 400 KB limit applies)."""
+    total = 0
+    for name, av in item.items():
+        total += len(name.encode()) + value_size(av)
+    return total
+
+
+def check_item_size(
+    item: Mapping[str, Wire], describe_key: Callable[[], str], bound: int | None = None
+) -> None:
+    """Raise :class:`ItemTooLargeError` if ``item`` exceeds 409,600 bytes.
+
+    ``bound`` is a cheap upper bound computed while encoding; the exact formula runs only when
+    the bound is above the limit.
+    """
+    from .errors import ItemTooLargeError
+
+    if bound is not None and bound <= MAX_ITEM_BYTES:
+        return
+    size = item_size(item)
+    if size > MAX_ITEM_BYTES:
+        key = describe_key()
+        raise ItemTooLargeError(
+            f"item {key} is {size:,} bytes; DynamoDB's limit is {MAX_ITEM_BYTES:,} bytes "
+            "(400 KB). Move large values to S3 or split the item",
+            key=key,
+            size=size,
+        )
+
+
+def wrap_encode_error(owner: str, field: str, exc: Exception) -> ItemEncodeError:
+    return ItemEncodeError(f"{owner}.{field} cannot be stored: {exc}", key=field)

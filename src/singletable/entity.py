@@ -1,0 +1,782 @@
+"""Entities: pydantic models that know their table, their type tag and their key templates.
+
+Everything derived from an entity (base and index keys, sparse-index membership, the type tag,
+the TTL number) comes from :meth:`EntitySpec.to_item`, one pure function of a complete,
+validated entity.
+"""
+
+from __future__ import annotations
+
+import enum
+import functools
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar, Union
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from typing_extensions import Self
+
+from .codec import (
+    MAX_ITEM_BYTES,
+    Converter,
+    ModelCodec,
+    Wire,
+    check_item_size,
+    encode_value,
+    epoch_text,
+    from_epoch_seconds,
+)
+from .errors import (
+    ItemDecodeError,
+    ItemEncodeError,
+    KeyDefinitionError,
+    KeyTemplateError,
+    ModelDefinitionError,
+)
+from .keys import SENTINEL, KeyTemplate, Placeholder, key_type_of
+from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
+from .table import IndexKeys, Table
+
+WhenSpec = Union[Mapping[str, Any], Callable[[Any], bool]]
+
+
+@dataclass(frozen=True)
+class Index:
+    """An index entry in ``class Keys``: templates plus an optional sparse condition.
+
+    ``when={"status": Status.PENDING}`` (equality, or a tuple of allowed values) is preferred:
+    lint and explain can read it. A callable ``when=lambda e: ...`` is allowed too.
+    """
+
+    pk: str | None = None
+    sk: str | None = None
+    when: WhenSpec | None = None
+
+
+@dataclass
+class IndexSpec:
+    """An entity's compiled templates for the table or one index."""
+
+    name: str | None
+    keys: IndexKeys
+    pk: KeyTemplate | None  # None on an LSI: the table's partition key is used
+    sk: KeyTemplate | None
+    when: dict[str, tuple[Any, ...]] | None = None
+    when_callable: Callable[[Any], bool] | None = None
+
+    @property
+    def template_fields(self) -> tuple[str, ...]:
+        fields: list[str] = []
+        for tpl in (self.pk, self.sk):
+            if tpl is not None:
+                fields.extend(tpl.fields)
+        return tuple(fields)
+
+    @property
+    def when_fields(self) -> tuple[str, ...]:
+        return tuple(self.when) if self.when else ()
+
+    @property
+    def sparse(self) -> bool:
+        return self.when is not None or self.when_callable is not None
+
+    def is_member(self, entity: Any) -> bool:
+        if self.when is not None:
+            for name, allowed in self.when.items():
+                if getattr(entity, name) not in allowed:
+                    return False
+        if self.when_callable is not None:
+            return bool(self.when_callable(entity))
+        return True
+
+    def when_holds(self, values: Mapping[str, Any]) -> bool:
+        """The declarative condition evaluated on field values (keys-only form of updates)."""
+        if self.when is None:
+            return True
+        return all(values.get(name) in allowed for name, allowed in self.when.items())
+
+
+@dataclass
+class EntitySpec:
+    """Everything singletable compiled from one entity class at class creation."""
+
+    cls: type[Entity]
+    table: Table
+    type_name: str
+    explicit_type: bool
+    base: IndexSpec
+    indexes: dict[str, IndexSpec]
+    codec: ModelCodec
+    version_field: str | None = None
+    created_field: str | None = None
+    updated_field: str | None = None
+    unique_fields: tuple[str, ...] = ()
+    ttl_field: str | None = None
+    computed_in_keys: tuple[str, ...] = ()
+    attr_names: dict[str, str] = field(default_factory=dict)
+
+    # -- names --
+
+    @property
+    def name(self) -> str:
+        return self.cls.__qualname__
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(self.cls.model_fields)
+
+    @property
+    def primary_fields(self) -> tuple[str, ...]:
+        return self.base.template_fields
+
+    def index(self, name: str | None) -> IndexSpec:
+        if name is None:
+            return self.base
+        try:
+            return self.indexes[name]
+        except KeyError:
+            raise ModelDefinitionError(
+                f"{self.name} does not populate index {name!r}: add {name} = (...) to "
+                f"{self.name}.Keys, or query another index"
+            ) from None
+
+    # -- values --
+
+    @functools.cached_property
+    def _adapters(self) -> dict[str, TypeAdapter[Any]]:
+        return {}
+
+    def coerce(self, name: str, value: Any) -> Any:
+        """A call-time value validated to the field's type (``"42"`` -> 42 for an int field)."""
+        adapter = self._adapters.get(name)
+        if adapter is None:
+            info = self.cls.model_fields.get(name)
+            if info is not None:
+                annotation = info.annotation
+            else:
+                annotation = self.cls.model_computed_fields[name].return_type
+            adapter = self._adapters[name] = TypeAdapter(annotation)
+        try:
+            return adapter.validate_python(value)
+        except ValidationError as exc:
+            message = exc.errors()[0].get("msg", "invalid value")
+            raise KeyTemplateError(
+                f"{self.name}.{name} = {value!r} is not valid: {message}", key=name
+            ) from None
+
+    def key_values(self, entity: Any) -> Mapping[str, Any]:
+        values = entity.__dict__
+        if self.computed_in_keys:
+            values = dict(values)
+            for name in self.computed_in_keys:
+                values[name] = getattr(entity, name)
+        return values
+
+    # -- keys --
+
+    def primary_key(self, values: Mapping[str, Any]) -> dict[str, Wire]:
+        """The primary key attributes for ``values`` (which hold every primary-key field)."""
+        base = self.base
+        assert base.pk is not None
+        key = {base.keys.pk: {"S": base.pk.render(values)}}
+        if base.sk is not None and base.keys.sk:
+            key[base.keys.sk] = {"S": base.sk.render(values)}
+        return key
+
+    def key_of_fields(self, fields: Mapping[str, Any]) -> dict[str, Wire]:
+        """Primary key from call keywords: every key field, coerced to its type; no others."""
+        needed = set(self.primary_fields)
+        missing = [n for n in self.primary_fields if n not in fields]
+        if missing:
+            raise KeyTemplateError(
+                f"{self.name} key needs {', '.join(missing)} (key fields: "
+                f"{', '.join(self.primary_fields)})",
+                key=missing[0],
+            )
+        extra = [n for n in fields if n not in needed]
+        if extra:
+            raise KeyTemplateError(
+                f"{self.name} key takes {', '.join(self.primary_fields)}; "
+                f"{', '.join(extra)} is not a key field",
+                key=extra[0],
+            )
+        values = {name: self.coerce(name, value) for name, value in fields.items()}
+        return self.primary_key(values)
+
+    def index_attributes(self, entity: Any, values: Mapping[str, Any]) -> dict[str, Wire]:
+        """Key attributes of every index the entity belongs to (sparse ones may be absent)."""
+        attrs: dict[str, Wire] = {}
+        for spec in self.indexes.values():
+            if spec.sparse and not spec.is_member(entity):
+                continue
+            rendered: dict[str, Wire] = {}
+            complete = True
+            for attr, tpl in ((spec.keys.pk, spec.pk), (spec.keys.sk, spec.sk)):
+                if tpl is None or attr is None:
+                    continue
+                if any(values[f] is None for f in tpl.fields):
+                    complete = False  # a None template field keeps the item out of the index
+                    break
+                rendered[attr] = {"S": tpl.render(values)}
+            if complete:
+                attrs.update(rendered)
+        return attrs
+
+    def describe_key(self, key: Mapping[str, Wire]) -> str:
+        parts = []
+        for attr in (self.base.keys.pk, self.base.keys.sk):
+            if attr and attr in key:
+                parts.append(f"{attr}={next(iter(key[attr].values()))!r}")
+        return f"{self.name}({', '.join(parts)})"
+
+    # -- items --
+
+    @functools.cached_property
+    def _to_item(self) -> Callable[[Any], tuple[dict[str, Wire], int]]:
+        return _generate_to_item(self)
+
+    def to_item(self, entity: Any) -> dict[str, Wire]:
+        """The stored item: type tag, every key attribute, and the encoded fields."""
+        item, bound = self._to_item(entity)
+        if bound <= MAX_ITEM_BYTES and not self.codec.allows_extra:
+            return item
+        if self.codec.allows_extra and entity.__pydantic_extra__:
+            table = self.table
+            reserved = table.key_attributes | {table.type_attribute}
+            if table.ttl_attribute:
+                reserved |= {table.ttl_attribute}
+            clash = sorted(k for k in entity.__pydantic_extra__ if k in reserved)
+            if clash:
+                raise ItemEncodeError(
+                    f"{self.name}: extra field {clash[0]!r} is named like a key, type-tag or "
+                    "TTL attribute and would overwrite it",
+                    key=clash[0],
+                )
+            item.update(self.codec.encode_fields(entity))
+            bound = None
+        check_item_size(item, lambda: self.describe_key(item), bound)
+        return item
+
+    def from_item(self, item: Mapping[str, Wire]) -> Any:
+        """A validated entity from a stored item; :class:`ItemDecodeError` if it no longer fits."""
+        codec = self.codec
+        try:
+            return codec.validate(codec.decode_fields(item))
+        except ValidationError as exc:
+            error: Exception = exc
+        except (KeyError, ValueError, TypeError, ArithmeticError):
+            try:
+                return codec.validate(codec.decode_fields_lenient(item))
+            except ValidationError as exc:
+                error = exc
+        key = self.describe_key(item)
+        raise ItemDecodeError(
+            f"stored item {key} does not validate as {self.name}: "
+            f"{_summarise_validation(error)}",
+            key=key,
+            raw=dict(item),
+        ) from error
+
+    def encode_field(self, name: str, value: Any) -> Wire | None:
+        """One field's stored form (None when it would be omitted)."""
+        if value is None:
+            return None
+        for plan in self.codec.fields:
+            if plan.name == name:
+                try:
+                    return plan.converter.encode(value)
+                except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+                    raise ItemEncodeError(f"{self.name}.{name} cannot be stored: {exc}") from None
+        return encode_value(value)
+
+
+def _summarise_validation(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        parts = []
+        for err in error.errors()[:3]:
+            loc = ".".join(str(p) for p in err.get("loc", ())) or "item"
+            parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+        return "; ".join(parts)
+    return str(error)
+
+
+def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire], int]]:
+    """Straight-line ``to_item`` for one entity: each key field rendered once, keys assembled
+    by concatenation, sparse conditions inlined, then the codec's generated field encoder."""
+    table = spec.table
+    ns: dict[str, Any] = {"_SENTINEL": SENTINEL, "_encode_into": spec.codec.encode_into}
+    lines = ["def to_item(e):", "    d = e.__dict__"]
+    if spec.computed_in_keys:
+        lines.append("    d = dict(d)")
+        lines.extend(f"    d[{name!r}] = e.{name}" for name in spec.computed_in_keys)
+    lines.append(f"    item = {{{table.type_attribute!r}: {{'S': {spec.type_name!r}}}}}")
+    lines.append(f"    n = {len(table.type_attribute.encode()) + len(spec.type_name.encode())}")
+    counter = iter(range(10_000))
+
+    def render(ph: Placeholder, tpl: KeyTemplate, indent: str) -> str:
+        var = f"r{next(counter)}"
+        ns[f"_{var}"] = ph.render
+        lines.append(f"{indent}{var} = d[{ph.field!r}]")
+        simple_text = (
+            not tpl.escape
+            and ph.fmt is None
+            and ph.parse is str
+        )
+        if simple_text:
+            lines.append(
+                f"{indent}if {var}.__class__ is not str or not {var} or "
+                f"{tpl.delimiter!r} in {var} or _SENTINEL in {var}: {var} = _{var}({var})"
+            )
+        elif ph.is_text or ph.fast_render is None:
+            lines.append(f"{indent}{var} = _{var}({var})")
+        else:
+            # Non-text kinds need no checks beyond what rendering raises: render fast and let
+            # the guarded renderer produce the precise KeyTemplateError on failure.
+            ns[f"_fast_{var}"] = ph.fast_render
+            lines.append(f"{indent}try: {var} = _fast_{var}({var})")
+            lines.append(f"{indent}except Exception: {var} = _{var}({var})")
+        return var
+
+    def assemble(tpl: KeyTemplate, names: dict[str, str]) -> str:
+        parts = []
+        for ph in tpl.placeholders:
+            if ph.head:
+                parts.append(repr(ph.head))
+            parts.append(names[f"{ph.field}:{ph.fmt}"])
+        if tpl.tail:
+            parts.append(repr(tpl.tail))
+        return " + ".join(parts) or "''"
+
+    primary: dict[str, str] = {}
+    for tpl in (spec.base.pk, spec.base.sk):
+        for ph in tpl.placeholders if tpl else ():
+            primary.setdefault(f"{ph.field}:{ph.fmt}", render(ph, tpl, "    "))  # type: ignore[arg-type]
+    def key_line(indent: str, attr: str, expr: str) -> None:
+        lines.append(f"{indent}k = {expr}")
+        lines.append(f"{indent}item[{attr!r}] = {{'S': k}}")
+        lines.append(f"{indent}n += {len(attr.encode())} + 4 * len(k)")
+
+    for attr, tpl in ((spec.base.keys.pk, spec.base.pk), (spec.base.keys.sk, spec.base.sk)):
+        if tpl is not None and attr:
+            key_line("    ", attr, assemble(tpl, primary))
+
+    for n, index in enumerate(spec.indexes.values()):
+        conditions = []
+        if index.when is not None:
+            for fname, allowed in index.when.items():
+                ns[f"_when{n}_{fname}"] = allowed
+                conditions.append(f"d[{fname!r}] in _when{n}_{fname}")
+        if index.when_callable is not None:
+            ns[f"_when{n}"] = index.when_callable
+            conditions.append(f"_when{n}(e)")
+        templates = [
+            (attr, tpl)
+            for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
+            if tpl is not None and attr
+        ]
+        for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
+            conditions.append(f"d[{fname!r}] is not None")
+        indent = "    "
+        if conditions:
+            lines.append(f"    if {' and '.join(conditions)}:")
+            indent = "        "
+        names = dict(primary)
+        for _, tpl in templates:
+            for ph in tpl.placeholders:
+                key = f"{ph.field}:{ph.fmt}"
+                if key not in names:
+                    names[key] = render(ph, tpl, indent)
+        for attr, tpl in templates:
+            key_line(indent, attr, assemble(tpl, names))
+        if not templates:
+            lines.append(f"{indent}pass")
+    lines.append("    n += _encode_into(e, item)")
+    lines.append("    return item, n")
+    source = "\n".join(lines)
+    exec(compile(source, f"<singletable to_item {spec.name}>", "exec"), ns)
+    return ns["to_item"]  # type: ignore[no-any-return]
+
+
+# -- the Entity base class ---------------------------------------------------------------------
+
+
+class Entity(BaseModel):
+    """Base class of stored entities.
+
+    Declare ``class Order(Entity, table=shop, type="ORDER")`` with a nested ``class Keys``
+    holding ``pk``, ``sk`` and one entry per index the entity populates.
+    """
+
+    __singletable__: ClassVar[EntitySpec]
+    __singletable_table__: ClassVar[Table | None] = None
+    __singletable_type__: ClassVar[str | None] = None
+
+    def __init_subclass__(
+        cls, table: Table | None = None, type: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init_subclass__(**kwargs)
+        if table is not None:
+            if not isinstance(table, Table):
+                raise ModelDefinitionError(
+                    f"{cls.__qualname__}: table= must be a singletable Table, got {table!r}"
+                )
+            cls.__singletable_table__ = table
+        cls.__singletable_type__ = type
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        if cls.__singletable_table__ is None:
+            return  # an abstract base: no table, no keys
+        if not cls.__pydantic_complete__:
+            try:
+                cls.model_rebuild()
+            except Exception as exc:
+                raise ModelDefinitionError(
+                    f"{cls.__qualname__}: its fields reference types that are not defined yet "
+                    f"({exc}); define them before the entity"
+                ) from None
+        spec = _compile(cls)
+        type.__setattr__(cls, "__singletable__", spec)
+        spec.table.register_entity(spec.type_name, cls)
+
+    # -- public helpers --
+
+    def to_item(self) -> dict[str, Any]:
+        """The wire-format item this entity is stored as (keys and type tag included)."""
+        try:
+            spec = type(self).__dict__["__singletable__"]
+        except KeyError:
+            spec = spec_of(type(self))
+        return spec.to_item(self)  # type: ignore[no-any-return]
+
+    @classmethod
+    def from_item(cls, item: Mapping[str, Any]) -> Self:
+        """A validated entity from a wire-format item."""
+        spec = spec_of(cls)
+        tag = item.get(spec.table.type_attribute)
+        if tag is not None and tag.get("S") != spec.type_name:
+            raise ItemDecodeError(
+                f"stored item {spec.describe_key(item)} is a {tag.get('S')!r}, "
+                f"not a {spec.type_name!r}",
+                key=spec.describe_key(item),
+                raw=dict(item),
+            )
+        result: Self = spec.from_item(item)
+        return result
+
+    @classmethod
+    def key(cls, **fields: Any) -> dict[str, Any]:
+        """The wire-format primary key for the given key fields."""
+        return spec_of(cls).key_of_fields(fields)
+
+
+def spec_of(cls: type[Any]) -> EntitySpec:
+    """The compiled spec of an entity class (a clear error for anything else)."""
+    spec = cls.__dict__.get("__singletable__") if isinstance(cls, type) else None
+    if spec is None:
+        name = getattr(cls, "__qualname__", repr(cls))
+        raise ModelDefinitionError(
+            f"{name} is not a concrete entity: declare it as "
+            f"class {name}(Entity, table=...) with a class Keys"
+        )
+    return spec  # type: ignore[no-any-return]
+
+
+# -- compilation -------------------------------------------------------------------------------
+
+
+def _markers_in(annotation: Any, metadata: list[Any], where: str) -> list[Marker]:
+    found = [m for m in metadata if isinstance(m, Marker)]
+
+    def walk(tp: Any, depth: int, in_union: bool) -> None:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is typing.Annotated:
+            markers = [m for m in args[1:] if isinstance(m, Marker)]
+            if markers and depth > 0 and not in_union:
+                raise ModelDefinitionError(
+                    f"{where}: {markers[0].label} is nested inside {tp!r}; put the marker on "
+                    "the field itself (Annotated[..., marker]), not inside a container"
+                )
+            found.extend(markers)
+            walk(args[0], depth + 1, in_union)
+        elif origin in (Union, types.UnionType):
+            for arg in args:
+                walk(arg, depth, True)
+        elif args:
+            for arg in args:
+                if arg is not Ellipsis:
+                    walk(arg, depth + 1, False)
+
+    walk(annotation, 0, False)
+    return found
+
+
+def _is_datetime(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_datetime(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return len(members) == 1 and _is_datetime(members[0])
+    return isinstance(annotation, type) and issubclass(annotation, datetime)
+
+
+def _is_int(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _is_int(typing.get_args(annotation)[0])
+    return (
+        isinstance(annotation, type)
+        and issubclass(annotation, int)
+        and not issubclass(annotation, (bool, enum.Enum))
+    )
+
+
+_TTL_CONVERTER = Converter(
+    lambda v: {"N": epoch_text(v)},
+    lambda av: from_epoch_seconds(av["N"]),
+    "N",
+    encode_expr="{'N': _epoch_text(v)}",
+    max_size=21,
+)
+
+
+def _compile(cls: type[Entity]) -> EntitySpec:
+    table = cls.__singletable_table__
+    assert table is not None
+    name = cls.__qualname__
+    explicit_type = cls.__singletable_type__ is not None
+    type_name = cls.__singletable_type__ or cls.__name__
+    if not isinstance(type_name, str) or not type_name:
+        raise ModelDefinitionError(f"{name}: type= must be a non-empty string")
+    if type_name.startswith("__"):
+        raise ModelDefinitionError(f"{name}: type names starting with '__' are reserved")
+
+    reserved = set(table.key_attributes) | {table.type_attribute}
+    fields = cls.model_fields
+    attr_names: dict[str, str] = {}
+    markers: dict[type[Marker], list[str]] = {}
+    ttl_field: str | None = None
+    for fname, info in fields.items():
+        attr = info.serialization_alias or info.alias or fname
+        attr_names[fname] = attr
+        if attr in reserved:
+            raise ModelDefinitionError(
+                f"{name}.{fname}: its attribute name {attr!r} is a key attribute or the type "
+                f"tag of table {table.name!r}; rename the field (or give it an alias)"
+            )
+        if "__" in fname and not fname.startswith("_"):
+            raise ModelDefinitionError(
+                f"{name}.{fname}: '__' is reserved for range lookups (created_at__gte); "
+                "rename the field"
+            )
+        for marker in _markers_in(info.annotation, list(info.metadata), f"{name}.{fname}"):
+            markers.setdefault(type(marker), []).append(fname)
+        if table.ttl_attribute is not None and attr == table.ttl_attribute:
+            if not _is_datetime(info.annotation):
+                raise ModelDefinitionError(
+                    f"{name}.{fname} is the TTL field (named like the table's ttl_attribute "
+                    f"{table.ttl_attribute!r}) and must be a datetime (or datetime | None)"
+                )
+            ttl_field = fname
+
+    for marker_type in (Version, CreatedAt, UpdatedAt):
+        holders = markers.get(marker_type, [])
+        if len(holders) > 1:
+            raise ModelDefinitionError(
+                f"{name}: {marker_type.__name__}() is on {', '.join(holders)}; one field only"
+            )
+    version_field = (markers.get(Version) or [None])[0]
+    created_field = (markers.get(CreatedAt) or [None])[0]
+    updated_field = (markers.get(UpdatedAt) or [None])[0]
+    if version_field and not _is_int(fields[version_field].annotation):
+        raise ModelDefinitionError(f"{name}.{version_field}: Version() needs an int field")
+    for stamp in (created_field, updated_field):
+        if stamp and not _is_datetime(fields[stamp].annotation):
+            raise ModelDefinitionError(
+                f"{name}.{stamp}: CreatedAt()/UpdatedAt() need a datetime (or datetime | None) "
+                "field"
+            )
+    unique_fields = tuple(markers.get(Unique, []))
+    for ufield in unique_fields:
+        key_type_of(fields[ufield].annotation, owner=name, field=ufield)
+
+    # Field types for templates: model fields and computed fields.
+    types_for_keys: dict[str, Any] = {n: info.annotation for n, info in fields.items()}
+    for cname, cinfo in cls.model_computed_fields.items():
+        types_for_keys[cname] = cinfo.return_type
+
+    keys_cls = getattr(cls, "Keys", None)
+    if keys_cls is None or not isinstance(keys_cls, type):
+        raise ModelDefinitionError(
+            f"{name} needs a nested 'class Keys' with pk (and sk) templates, e.g. "
+            f'class Keys: pk = "{type_name.upper()}#{{id}}"'
+        )
+    entries = {k: v for k, v in vars(keys_cls).items() if not k.startswith("_")}
+    escape = table.key_values == "escape"
+
+    def template(text: Any, *, sort_key: bool, role: str) -> KeyTemplate:
+        if not isinstance(text, str):
+            raise KeyDefinitionError(f"{name}.Keys.{role} must be a template string, not {text!r}")
+        return KeyTemplate(
+            text,
+            types_for_keys,
+            sort_key=sort_key,
+            delimiter=table.delimiter,
+            escape=escape,
+            owner=name,
+            role=role,
+        )
+
+    base_keys = table.index_keys(None)
+    if "pk" not in entries:
+        raise ModelDefinitionError(f"{name}.Keys needs pk = '...' (the partition key template)")
+    pk_tpl = template(entries.pop("pk"), sort_key=False, role="pk")
+    sk_text = entries.pop("sk", None)
+    if base_keys.sk and sk_text is None:
+        raise ModelDefinitionError(
+            f"{name}.Keys needs sk = '...': table {table.name!r} has a sort key "
+            f"({base_keys.sk!r}); use a constant such as sk = 'PROFILE' for a single item"
+        )
+    if not base_keys.sk and sk_text is not None:
+        raise ModelDefinitionError(
+            f"{name}.Keys has sk, but table {table.name!r} has no sort key; remove it"
+        )
+    sk_tpl = template(sk_text, sort_key=True, role="sk") if sk_text is not None else None
+    for tpl in (pk_tpl, sk_tpl):
+        for fname in tpl.fields if tpl else ():
+            if fname not in fields:
+                continue
+            if key_type_of(fields[fname].annotation, owner=name, field=fname).optional:
+                raise KeyDefinitionError(
+                    f"{name}.{fname} is in the primary key and cannot be optional"
+                )
+    base = IndexSpec(None, base_keys, pk_tpl, sk_tpl)
+
+    indexes: dict[str, IndexSpec] = {}
+    for index_name, entry in entries.items():
+        if callable(entry) and not isinstance(entry, Index):
+            continue  # helper methods on Keys are not index entries
+        keys = table.index_keys(index_name) if index_name in table.index_names else None
+        if keys is None:
+            known = ", ".join(table.index_names) or "none"
+            raise ModelDefinitionError(
+                f"{name}.Keys.{index_name}: table {table.name!r} has no index {index_name!r} "
+                f"(its indexes: {known}); add GSI({index_name!r}, ...) to the table or fix "
+                "the name"
+            )
+        indexes[index_name] = _index_spec(
+            cls, name, index_name, keys, entry, template, types_for_keys
+        )
+
+    computed_in_keys = tuple(
+        sorted(
+            {
+                f
+                for spec in [base, *indexes.values()]
+                for f in spec.template_fields
+                if f in cls.model_computed_fields
+            }
+        )
+    )
+    overrides = {ttl_field: _TTL_CONVERTER} if ttl_field else {}
+    codec = ModelCodec(cls, overrides=overrides)
+    return EntitySpec(
+        cls=cls,
+        table=table,
+        type_name=type_name,
+        explicit_type=explicit_type,
+        base=base,
+        indexes=indexes,
+        codec=codec,
+        version_field=version_field,
+        created_field=created_field,
+        updated_field=updated_field,
+        unique_fields=unique_fields,
+        ttl_field=ttl_field,
+        computed_in_keys=computed_in_keys,
+        attr_names=attr_names,
+    )
+
+
+def _index_spec(
+    cls: type[Entity],
+    name: str,
+    index_name: str,
+    keys: IndexKeys,
+    entry: Any,
+    template: Callable[..., KeyTemplate],
+    types_for_keys: Mapping[str, Any],
+) -> IndexSpec:
+    where = f"{name}.Keys.{index_name}"
+    is_lsi = keys.local
+    when: WhenSpec | None = None
+    if isinstance(entry, Index):
+        pk_text, sk_text, when = entry.pk, entry.sk, entry.when
+    elif isinstance(entry, tuple):
+        if len(entry) == 2:
+            pk_text, sk_text = entry
+        elif len(entry) == 1:
+            pk_text, sk_text = entry[0], None
+        else:
+            raise ModelDefinitionError(f"{where} must be (pk, sk), not a {len(entry)}-tuple")
+    elif isinstance(entry, str):
+        pk_text, sk_text = (None, entry) if is_lsi else (entry, None)
+    else:
+        raise ModelDefinitionError(
+            f"{where} must be a (pk, sk) tuple or Index(pk, sk, when=...), not {entry!r}"
+        )
+    if is_lsi:
+        if pk_text is not None and sk_text is None:
+            pk_text, sk_text = None, pk_text
+        if pk_text is not None:
+            raise ModelDefinitionError(
+                f"{where}: {index_name} is a local index; it shares the table's partition key, "
+                "so give only its sort key template"
+            )
+        if sk_text is None:
+            raise ModelDefinitionError(f"{where}: give the local index's sort key template")
+        pk_tpl = None
+    else:
+        if pk_text is None:
+            raise ModelDefinitionError(f"{where}: give the index's partition key template")
+        pk_tpl = template(pk_text, sort_key=False, role=f"{index_name} pk")
+    if keys.sk is None and sk_text is not None:
+        raise ModelDefinitionError(
+            f"{where}: index {index_name} has no sort key; give only its partition key template"
+        )
+    if keys.sk is not None and sk_text is None:
+        raise ModelDefinitionError(
+            f"{where}: index {index_name} has a sort key ({keys.sk!r}); give (pk, sk) templates"
+        )
+    sk_tpl = template(sk_text, sort_key=True, role=f"{index_name} sk") if sk_text else None
+    spec = IndexSpec(index_name, keys, pk_tpl, sk_tpl)
+    if when is None:
+        return spec
+    if callable(when):
+        spec.when_callable = when
+        return spec
+    if not isinstance(when, Mapping) or not when:
+        raise ModelDefinitionError(
+            f"{where}: when= must be a non-empty {{field: value}} dict or a callable"
+        )
+    normalised: dict[str, tuple[Any, ...]] = {}
+    for fname, allowed in when.items():
+        if fname not in cls.model_fields:
+            raise ModelDefinitionError(f"{where}: when= names unknown field {fname!r}")
+        options = tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
+        adapter: TypeAdapter[Any] = TypeAdapter(cls.model_fields[fname].annotation)
+        try:
+            normalised[fname] = tuple(adapter.validate_python(v) for v in options)
+        except ValidationError as exc:
+            raise ModelDefinitionError(
+                f"{where}: when={{{fname!r}: {allowed!r}}} is not a valid {fname}: "
+                f"{exc.errors()[0].get('msg')}"
+            ) from None
+    spec.when = normalised
+    return spec

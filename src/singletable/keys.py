@@ -1,0 +1,764 @@
+"""Key templates: ``"ORDER#{created_at}#{order_id}"`` rendered, parsed back and turned into
+sort-key conditions.
+
+Rendering is canonical and order-preserving where it matters: ``str`` as is, ``Enum`` by value,
+``date`` as ``YYYY-MM-DD``, ``UUID`` as its string, ``datetime`` as exactly
+``%Y-%m-%dT%H:%M:%S.%fZ`` in UTC, numbers in sort keys only as ``{n:sortable}`` or a zero-padded
+``{n:05d}``. A value containing the delimiter (or empty) is refused, unless the table percent-
+encodes it (``key_values="escape"``), because ``order_id="A1#ITEM#x"`` could otherwise address
+another entity's item.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+import types
+import typing
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from decimal import Decimal, InvalidOperation
+from typing import Any, Literal, Union
+
+from .errors import KeyDefinitionError, KeyTemplateError
+
+#: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
+SENTINEL = "\U0010ffff"
+UTC = timezone.utc
+
+#: Call keywords of patterns and writes; template fields may not be named like them.
+CALL_KEYWORDS = frozenset(
+    {
+        "limit", "cursor", "order", "consistent", "set", "add", "remove", "delete", "append",
+        "condition", "upsert", "max_pages", "must_exist", "if_not_exists", "unsafe", "self",
+        "keys_only", "hydrate", "index", "one", "where",
+    }
+)  # fmt: skip
+
+_PLACEHOLDER = re.compile(r"\{([^{}:]*)(?::([^{}]*))?\}")
+_PADDED = re.compile(r"^0(\d+)d$")
+_STRFTIME_DIRECTIVE = re.compile(r"%(.)")
+# Directives whose rendered width never varies, in decreasing significance.
+_STRFTIME_ORDER = "YmdHMSf"
+_DIGITS_COMPLEMENT = str.maketrans("0123456789", "9876543210")
+
+
+class KeyKind(enum.Enum):
+    STR = "str"
+    INT = "int"
+    DECIMAL = "decimal"
+    DATE = "date"
+    DATETIME = "datetime"
+    UUID = "uuid"
+
+
+@dataclass(frozen=True)
+class FieldKeyType:
+    """What a template needs to know about a field's type."""
+
+    kind: KeyKind
+    optional: bool = False
+    enum_type: type[enum.Enum] | None = None
+
+    @property
+    def label(self) -> str:
+        if self.enum_type is not None:
+            return self.enum_type.__name__
+        return self.kind.value
+
+
+def key_type_of(annotation: Any, *, owner: str = "", field: str = "") -> FieldKeyType:
+    """Classify a field annotation for use in a key template (definition-time checks)."""
+    optional = False
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return key_type_of(typing.get_args(annotation)[0], owner=owner, field=field)
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(annotation))
+        if len(args) != 1:
+            raise KeyDefinitionError(
+                f"{owner}.{field}: a union type cannot appear in a key template; "
+                "give the field one type"
+            )
+        inner = key_type_of(args[0], owner=owner, field=field)
+        return FieldKeyType(inner.kind, True, inner.enum_type)
+    if origin is Literal:
+        values = typing.get_args(annotation)
+        if all(isinstance(v, str) for v in values):
+            return FieldKeyType(KeyKind.STR, optional)
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            return FieldKeyType(KeyKind.INT, optional)
+        raise KeyDefinitionError(
+            f"{owner}.{field}: Literal values in a key template must be all str or all int"
+        )
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            raise KeyDefinitionError(
+                f"{owner}.{field}: bool fields cannot appear in key templates "
+                "(use a str Enum or Literal['yes', 'no'] instead)"
+            )
+        if issubclass(annotation, enum.Enum):
+            values = [m.value for m in annotation]
+            if all(isinstance(v, str) for v in values):
+                return FieldKeyType(KeyKind.STR, optional, annotation)
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                return FieldKeyType(KeyKind.INT, optional, annotation)
+            raise KeyDefinitionError(
+                f"{owner}.{field}: Enum {annotation.__name__} in a key template needs all-str "
+                "or all-int values"
+            )
+        if issubclass(annotation, float):
+            raise KeyDefinitionError(
+                f"{owner}.{field}: float fields cannot appear in key templates (two floats that "
+                "print alike may differ); use Decimal with {field:sortable} or int"
+            )
+        if issubclass(annotation, str):
+            return FieldKeyType(KeyKind.STR, optional)
+        if issubclass(annotation, datetime):
+            return FieldKeyType(KeyKind.DATETIME, optional)
+        if issubclass(annotation, date):
+            return FieldKeyType(KeyKind.DATE, optional)
+        if issubclass(annotation, int):
+            return FieldKeyType(KeyKind.INT, optional)
+        if issubclass(annotation, Decimal):
+            return FieldKeyType(KeyKind.DECIMAL, optional)
+        if issubclass(annotation, uuid.UUID):
+            return FieldKeyType(KeyKind.UUID, optional)
+    raise KeyDefinitionError(
+        f"{owner}.{field}: type {annotation!r} cannot appear in a key template; key fields "
+        "must be str, int, Decimal, date, datetime, UUID, Enum or Literal"
+    )
+
+
+# -- canonical value renderers ----------------------------------------------------------------
+
+
+_CANONICAL_DATETIME = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
+
+
+def render_datetime(value: datetime) -> str:
+    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC (27 characters)."""
+    offset = value.utcoffset()
+    if offset is None:
+        raise ValueError("naive datetime (no timezone)")
+    if offset:
+        value = value - offset  # wall-clock fields now read as UTC
+    return _CANONICAL_DATETIME % (
+        value.year,
+        value.month,
+        value.day,
+        value.hour,
+        value.minute,
+        value.second,
+        value.microsecond,
+    )
+
+
+def parse_datetime(text: str) -> datetime:
+    if len(text) != 27 or not text.endswith("Z"):
+        raise ValueError(f"{text!r} is not a canonical UTC datetime")
+    return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
+
+
+def canonical_decimal(value: Decimal | int) -> str:
+    """Plain, normalised decimal text: equal numbers render alike (``1.50`` and ``1.5``)."""
+    if isinstance(value, int):
+        return str(value)
+    if not value.is_finite():
+        raise ValueError("not a finite number")
+    if value == 0:
+        return "0"
+    return format(value.normalize(), "f")
+
+
+def render_sortable(value: Decimal | int) -> str:
+    """Order-preserving text for any DynamoDB number, negatives and fractions included.
+
+    ``1`` = zero; ``2`` + exponent (3 digits) + digits + ``.`` = positive; ``0`` + complemented
+    exponent + complemented digits + ``~`` = negative. The terminators make the code prefix-free,
+    so comparisons are decided inside the code whatever text follows it.
+    """
+    dec = Decimal(value) if isinstance(value, int) else value
+    if not dec.is_finite():
+        raise ValueError("not a finite number")
+    if dec == 0:
+        return "1"
+    sign, digits_t, _ = dec.as_tuple()
+    digits = "".join(map(str, digits_t)).rstrip("0") or "0"
+    adjusted = dec.adjusted()
+    if not -130 <= adjusted <= 125:
+        raise ValueError("magnitude outside DynamoDB's number range (1E-130 to 9.99E+125)")
+    if sign == 0:
+        return f"2{adjusted + 500:03d}{digits}."
+    return f"0{499 - adjusted:03d}{digits.translate(_DIGITS_COMPLEMENT)}~"
+
+
+def parse_sortable(text: str) -> Decimal:
+    if text == "1":
+        return Decimal(0)
+    if len(text) < 6 or text[0] not in "02" or text[-1] not in ".~":
+        raise ValueError(f"{text!r} is not a sortable number")
+    if text[0] == "2":
+        if text[-1] != ".":
+            raise ValueError(f"{text!r} is not a sortable number")
+        adjusted = int(text[1:4]) - 500
+        digits = text[4:-1]
+        sign = ""
+    else:
+        if text[-1] != "~":
+            raise ValueError(f"{text!r} is not a sortable number")
+        adjusted = 499 - int(text[1:4])
+        digits = text[4:-1].translate(_DIGITS_COMPLEMENT)
+        sign = "-"
+    if not digits.isdigit():
+        raise ValueError(f"{text!r} is not a sortable number")
+    number = Decimal(f"{sign}{digits[0]}.{digits[1:] or '0'}E{adjusted}").normalize()
+    return Decimal(format(number, "f"))
+
+
+def _strftime_is_sortable(fmt: str) -> bool:
+    directives = _STRFTIME_DIRECTIVE.findall(fmt.replace("%%", ""))
+    if not directives or any(d not in _STRFTIME_ORDER for d in directives):
+        return False
+    positions = [_STRFTIME_ORDER.index(d) for d in directives]
+    return positions == sorted(positions) and positions[0] == 0
+
+
+def predecessor(text: str) -> str:
+    """A string ordered right below ``text`` with no key in between (keys never hold SENTINEL)."""
+    last = ord(text[-1])
+    if last == 0:
+        return text[:-1]
+    prev = last - 1
+    if 0xD800 <= prev <= 0xDFFF:
+        prev = 0xD7FF
+    return text[:-1] + chr(prev) + SENTINEL
+
+
+# -- templates --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    field: str
+    fmt: str | None
+    head: str  # literal text before the placeholder, from the previous placeholder on
+    fixed_width: bool
+    render: Callable[[Any], str]
+    parse: Callable[[str], Any]
+    # The unchecked renderer and whether rendered text needs the empty/delimiter checks: code
+    # generators call ``fast_render`` and fall back to ``render`` (which raises precisely).
+    fast_render: Callable[[Any], str] | None = None
+    is_text: bool = False
+
+
+@dataclass(frozen=True)
+class Bound:
+    value: str
+    inclusive: bool
+
+
+@dataclass(frozen=True)
+class SortCondition:
+    """One sort-key condition: ``=``, ``begins_with``, a single comparison or ``BETWEEN``."""
+
+    op: Literal["=", "begins_with", ">", ">=", "<", "<=", "between"]
+    values: tuple[str, ...]
+
+
+class KeyTemplate:
+    """A parsed key template bound to the types of the fields it names.
+
+    ``types`` maps field names to annotations (or ready :class:`FieldKeyType`); ``sort_key``
+    enables the ordering checks that sort keys need.
+    """
+
+    def __init__(
+        self,
+        text: str,
+        types: Mapping[str, Any],
+        *,
+        sort_key: bool = False,
+        delimiter: str = "#",
+        escape: bool = False,
+        owner: str = "",
+        role: str = "key",
+    ) -> None:
+        self.text = text
+        self.delimiter = delimiter
+        self.escape = escape
+        self.sort_key = sort_key
+        self.owner = owner
+        self.role = role
+        where = f"{owner} {role} template {text!r}" if owner else f"template {text!r}"
+        if not isinstance(text, str) or text == "":
+            raise KeyDefinitionError(f"{where}: a key template must be a non-empty string")
+        if SENTINEL in text:
+            raise KeyDefinitionError(f"{where}: U+10FFFF is reserved")
+        placeholders: list[Placeholder] = []
+        pos = 0
+        for match in _PLACEHOLDER.finditer(text):
+            head = text[pos : match.start()]
+            self._check_literal(head, where)
+            if placeholders and head == "":
+                raise KeyDefinitionError(
+                    f"{where}: put the delimiter {delimiter!r} between "
+                    f"{{{placeholders[-1].field}}} and {{{match.group(1)}}}, "
+                    "otherwise the key cannot be parsed back"
+                )
+            if placeholders and not head.startswith(delimiter):
+                raise KeyDefinitionError(
+                    f"{where}: {{{placeholders[-1].field}}} must be followed by the delimiter "
+                    f"{delimiter!r} or end the template"
+                )
+            name, fmt = match.group(1), match.group(2)
+            placeholders.append(self._placeholder(name, fmt, head, types, where))
+            pos = match.end()
+        tail = text[pos:]
+        self._check_literal(tail, where)
+        if placeholders and tail and not tail.startswith(delimiter):
+            raise KeyDefinitionError(
+                f"{where}: {{{placeholders[-1].field}}} must be followed by the delimiter "
+                f"{delimiter!r} or end the template"
+            )
+        self.placeholders: tuple[Placeholder, ...] = tuple(placeholders)
+        self.tail = tail
+        self.fields: tuple[str, ...] = tuple(p.field for p in placeholders)
+        if len(set(self.fields)) != len(self.fields):
+            raise KeyDefinitionError(f"{where}: a field appears twice")
+        self.literal_prefix = placeholders[0].head if placeholders else text
+        self._renderers = tuple((p.head, p.field, p.render) for p in placeholders)
+        self._segments = self._segment_plan()
+
+    # -- construction helpers --
+
+    def _check_literal(self, literal: str, where: str) -> None:
+        if "{" in literal or "}" in literal:
+            raise KeyDefinitionError(f"{where}: unbalanced '{{' or '}}' in the literal text")
+        if "%" in literal and self.escape:
+            raise KeyDefinitionError(
+                f"{where}: '%' cannot appear in literal text when key values are escaped"
+            )
+
+    def _placeholder(
+        self, name: str, fmt: str | None, head: str, types: Mapping[str, Any], where: str
+    ) -> Placeholder:
+        if not name.isidentifier():
+            raise KeyDefinitionError(f"{where}: {{{name}}} is not a field name")
+        if name not in types:
+            known = ", ".join(sorted(types)) or "none"
+            raise KeyDefinitionError(
+                f"{where} names unknown field {name!r}; fields are: {known}"
+            )
+        if "__" in name:
+            raise KeyDefinitionError(
+                f"{where}: field {name!r} contains '__', which is reserved for range lookups "
+                "such as created_at__gte; rename the field"
+            )
+        if name in CALL_KEYWORDS:
+            raise KeyDefinitionError(
+                f"{where}: field {name!r} clashes with the call keyword {name}=; rename the field"
+            )
+        ktype = types[name]
+        if not isinstance(ktype, FieldKeyType):
+            ktype = key_type_of(ktype, owner=self.owner or "template", field=name)
+        render, parse, fixed, fast = self._codec_for(name, fmt, ktype, where)
+        is_text = ktype.kind is KeyKind.STR
+        return Placeholder(name, fmt, head, fixed, render, parse, fast, is_text)
+
+    def _codec_for(
+        self, name: str, fmt: str | None, ktype: FieldKeyType, where: str
+    ) -> tuple[Callable[[Any], str], Callable[[str], Any], bool, Callable[[Any], str]]:
+        kind = ktype.kind
+        fail = self._failer(name)
+        sort_hint = (
+            f"{where}: {{{name}}} is a number in a sort key and would sort as text "
+            f"('9' > '1000'); write {{{name}:sortable}} or a zero-padded {{{name}:08d}}"
+        )
+        value_render: Callable[[Any], str]
+        value_parse: Callable[[str], Any]
+        fixed = False
+        if kind in (KeyKind.INT, KeyKind.DECIMAL):
+            as_number: Callable[[str], Any] = int if kind is KeyKind.INT else Decimal
+            if fmt is None:
+                if self.sort_key:
+                    raise KeyDefinitionError(sort_hint)
+                value_render, value_parse = canonical_decimal, as_number
+            elif fmt == "sortable":
+                value_render = render_sortable
+                if kind is KeyKind.INT:
+
+                    def value_parse(text: str) -> Any:
+                        return int(parse_sortable(text))
+                else:
+                    value_parse = parse_sortable
+                fixed = True
+            elif (m := _PADDED.match(fmt)) is not None and kind is KeyKind.INT:
+                width = int(m.group(1))
+
+                def value_render(value: Any, _w: int = width, _f: str = fmt) -> str:
+                    if value < 0:
+                        raise ValueError(f"negative value cannot be zero-padded ({_f})")
+                    text = format(value, _f)
+                    if len(text) > _w:
+                        raise ValueError(f"wider than the {_w} digits of {{:{_f}}}")
+                    return text
+
+                value_parse = int
+                fixed = True
+            else:
+                raise KeyDefinitionError(
+                    f"{where}: format {fmt!r} on {{{name}}}: numbers take 'sortable'"
+                    + (" or a zero-padded width such as '08d'" if kind is KeyKind.INT else "")
+                )
+        elif kind is KeyKind.DATETIME:
+            if fmt is None:
+                value_render, value_parse, fixed = render_datetime, parse_datetime, True
+            elif "%" in fmt:
+                if self.sort_key and not _strftime_is_sortable(fmt):
+                    raise KeyDefinitionError(
+                        f"{where}: format {fmt!r} on {{{name}}} does not sort like the dates "
+                        "it renders; use directives from %Y down to %f in that order"
+                    )
+
+                def value_render(value: Any, _fmt: str = fmt) -> str:
+                    if value.tzinfo is None or value.utcoffset() is None:
+                        raise ValueError("naive datetime (no timezone)")
+                    return str(value.astimezone(UTC).strftime(_fmt))
+
+                def value_parse(text: str, _fmt: str = fmt) -> Any:
+                    return datetime.strptime(text, _fmt).replace(tzinfo=UTC)
+
+                fixed = _strftime_is_sortable(fmt)
+            else:
+                raise KeyDefinitionError(
+                    f"{where}: format {fmt!r} on {{{name}}}: datetimes take strftime formats "
+                    "such as '%Y-%m-%d'"
+                )
+        elif kind is KeyKind.DATE:
+            if fmt is None:
+                value_render, value_parse, fixed = date.isoformat, date.fromisoformat, True
+            elif "%" in fmt:
+                if self.sort_key and not _strftime_is_sortable(fmt):
+                    raise KeyDefinitionError(
+                        f"{where}: format {fmt!r} on {{{name}}} does not sort like the dates "
+                        "it renders; use directives from %Y down in that order"
+                    )
+
+                def value_render(value: Any, _fmt: str = fmt) -> str:
+                    return str(value.strftime(_fmt))
+
+                def value_parse(text: str, _fmt: str = fmt) -> Any:
+                    return datetime.strptime(text, _fmt).date()
+
+                fixed = _strftime_is_sortable(fmt)
+            else:
+                raise KeyDefinitionError(f"{where}: format {fmt!r} on {{{name}}} is not valid")
+        elif kind is KeyKind.UUID:
+            if fmt is not None:
+                raise KeyDefinitionError(f"{where}: {{{name}}} (UUID) takes no format")
+            value_render, value_parse, fixed = str, uuid.UUID, True
+        else:
+            if fmt is not None:
+                raise KeyDefinitionError(
+                    f"{where}: {{{name}}} is text and takes no format (keys are stored as "
+                    "given, never re-cased)"
+                )
+            value_render, value_parse = str, str
+        enum_type = ktype.enum_type
+        base_render = value_render
+        if enum_type is not None:
+
+            def value_render(value: Any, _base: Callable[[Any], str] = base_render) -> str:
+                return _base(value._value_ if isinstance(value, enum.Enum) else value)
+
+            base_parse = value_parse
+
+            def value_parse(text: str, _base: Callable[[str], Any] = base_parse) -> Any:
+                return enum_type(_base(text))
+
+        guarded = self._guarded(name, kind, value_render, fail)
+        return guarded, self._unescaping(value_parse), fixed, value_render
+
+    def _failer(self, name: str) -> Callable[[Any, str], KeyTemplateError]:
+        owner = self.owner
+
+        def fail(value: Any, why: str) -> KeyTemplateError:
+            culprit = f"{owner}.{name}" if owner else name
+            return KeyTemplateError(
+                f"{culprit} = {value!r} cannot be used in key {self.text!r}: {why}", key=name
+            )
+
+        return fail
+
+    def _guarded(
+        self,
+        name: str,
+        kind: KeyKind,
+        render: Callable[[Any], str],
+        fail: Callable[[Any, str], KeyTemplateError],
+    ) -> Callable[[Any], str]:
+        delimiter = self.delimiter
+        escape = self.escape
+        check_text = kind is KeyKind.STR
+
+        def guarded(value: Any) -> str:
+            if value is None:
+                raise fail(value, "the value is missing (None)")
+            try:
+                text = render(value)
+            except (ValueError, TypeError, AttributeError, InvalidOperation) as exc:
+                raise fail(value, str(exc)) from None
+            if check_text:
+                if text == "":
+                    raise fail(value, "empty values cannot be part of a key")
+                if SENTINEL in text:
+                    raise fail(value, "U+10FFFF is reserved")
+                if escape:
+                    if "%" in text or delimiter in text:
+                        return text.replace("%", "%25").replace(delimiter, _pct(delimiter))
+                elif delimiter in text:
+                    raise fail(
+                        value,
+                        f"it contains the delimiter {delimiter!r}, so the key would be "
+                        "ambiguous (set Table(key_values='escape') to percent-encode it)",
+                    )
+            return text
+
+        return guarded
+
+    def _unescaping(self, parse: Callable[[str], Any]) -> Callable[[str], Any]:
+        if not self.escape:
+            return parse
+        delimiter_code = _pct(self.delimiter)
+
+        def unescaping(text: str) -> Any:
+            return parse(text.replace(delimiter_code, self.delimiter).replace("%25", "%"))
+
+        return unescaping
+
+    def _segment_plan(self) -> list[tuple[str, Placeholder | None]]:
+        """The template as delimiter-separated segments: (literal head, placeholder or None)."""
+        plan: list[tuple[str, Placeholder | None]] = []
+        for i, ph in enumerate(self.placeholders):
+            pieces = ph.head.split(self.delimiter)
+            if i > 0:
+                pieces = pieces[1:]  # the (empty) rest of the previous placeholder's segment
+            plan.extend((lit, None) for lit in pieces[:-1])
+            plan.append((pieces[-1], ph))
+        if not self.placeholders:
+            plan.extend((lit, None) for lit in self.tail.split(self.delimiter))
+        elif self.tail:
+            plan.extend((lit, None) for lit in self.tail.split(self.delimiter)[1:])
+        return plan
+
+    # -- rendering --
+
+    def render(self, values: Mapping[str, Any]) -> str:
+        """The key for ``values`` (a mapping with every field of the template)."""
+        parts: list[str] = []
+        for head, name, render in self._renderers:
+            try:
+                value = values[name]
+            except KeyError:
+                raise self._missing([name]) from None
+            parts.append(head)
+            parts.append(render(value))
+        parts.append(self.tail)
+        return "".join(parts)
+
+    def render_value(self, field: str, value: Any) -> str:
+        """One field's rendered segment value."""
+        for ph in self.placeholders:
+            if ph.field == field:
+                return ph.render(value)
+        raise KeyTemplateError(f"{self.text!r} has no field {field!r}", key=field)
+
+    def _missing(self, names: list[str]) -> KeyTemplateError:
+        owner = f"{self.owner} " if self.owner else ""
+        return KeyTemplateError(
+            f"{owner}{self.role} {self.text!r} needs {', '.join(names)}", key=names[0]
+        )
+
+    def parse(self, key: str) -> dict[str, Any]:
+        """Field values back from a rendered key."""
+        segments = key.split(self.delimiter)
+        if len(segments) != len(self._segments):
+            raise KeyTemplateError(f"key {key!r} does not match template {self.text!r}", key=key)
+        values: dict[str, Any] = {}
+        for segment, (head, ph) in zip(segments, self._segments):
+            if ph is None:
+                if segment != head:
+                    raise KeyTemplateError(
+                        f"key {key!r} does not match template {self.text!r}", key=key
+                    )
+                continue
+            if not segment.startswith(head) or len(segment) == len(head):
+                raise KeyTemplateError(
+                    f"key {key!r} does not match template {self.text!r}", key=key
+                )
+            try:
+                values[ph.field] = ph.parse(segment[len(head) :])
+            except (ValueError, TypeError, InvalidOperation, ArithmeticError):
+                raise KeyTemplateError(
+                    f"key {key!r}: {segment[len(head) :]!r} is not a valid {ph.field!r} "
+                    f"for template {self.text!r}",
+                    key=key,
+                ) from None
+        return values
+
+    # -- prefixes and sort conditions --
+
+    def leading_fields(self, values: Mapping[str, Any]) -> int:
+        """How many leading template fields ``values`` gives; gaps are refused."""
+        count = 0
+        for name in self.fields:
+            if name not in values:
+                break
+            count += 1
+        extra = [n for n in self.fields[count:] if n in values]
+        if extra:
+            raise KeyTemplateError(
+                f"{self.role} {self.text!r}: {extra[0]!r} was given without "
+                f"{self.fields[count]!r}; sort-key fields must be given from the left",
+                key=extra[0],
+            )
+        return count
+
+    def prefix(self, values: Mapping[str, Any], count: int | None = None) -> str:
+        """The literal start plus the first ``count`` fields, up to the next placeholder.
+
+        It ends after a complete segment (and its delimiter), so ``f34`` never matches ``f340``.
+        """
+        if count is None:
+            count = self.leading_fields(values)
+        if count >= len(self.placeholders):
+            return self.render(values)
+        parts: list[str] = []
+        for head, name, render in self._renderers[:count]:
+            parts.append(head)
+            parts.append(render(values[name]))
+        parts.append(self.placeholders[count].head)
+        return "".join(parts)
+
+    def is_rangeable(self, field: str) -> bool:
+        """A range lookup on ``field`` is exact: it is the last segment or fixed-width."""
+        for i, ph in enumerate(self.placeholders):
+            if ph.field == field:
+                last = i == len(self.placeholders) - 1 and self.tail == ""
+                return last or ph.fixed_width
+        return False
+
+    def sort_condition(
+        self,
+        values: Mapping[str, Any],
+        lookup: tuple[str, str, Any] | None = None,
+    ) -> SortCondition | None:
+        """The one sort-key condition for ``values`` and an optional ``(field, op, value)``.
+
+        ``op`` is ``gt``, ``gte``, ``lt``, ``lte``, ``between`` (value = (low, high)) or
+        ``begins_with``. Bounds never leave the prefix; ``gte``/``lte``/``between`` include and
+        ``gt``/``lt`` exclude every item whose field equals the bound, even when more segments
+        follow it.
+        """
+        count = self.leading_fields(values)
+        if lookup is None:
+            if count == len(self.placeholders):
+                return SortCondition("=", (self.render(values),))
+            prefix = self.prefix(values, count)
+            return SortCondition("begins_with", (prefix,)) if prefix else None
+        field, op, operand = lookup
+        if count == len(self.placeholders) or self.fields[count] != field:
+            expected = self.fields[count] if count < len(self.fields) else None
+            raise KeyTemplateError(
+                f"{self.role} {self.text!r}: a range lookup on {field!r} needs the fields before "
+                f"it and none after it; the next field here is {expected!r}",
+                key=field,
+            )
+        prefix = self.prefix(values, count)
+        ph = self.placeholders[count]
+        if op == "begins_with":
+            text = self._partial_text(ph, operand)
+            return SortCondition("begins_with", (prefix + text,))
+        if not self.is_rangeable(field):
+            raise KeyTemplateError(
+                f"{self.role} {self.text!r}: a range lookup on {field!r} is inexact because "
+                f"more segments follow it and its values vary in width; query by begins_with "
+                f"or move {field!r} to the end of the sort key",
+                key=field,
+            )
+        last = count == len(self.placeholders) - 1 and self.tail == ""
+        lower: Bound | None = None
+        upper: Bound | None = None
+        if op == "between":
+            if not isinstance(operand, (tuple, list)) or len(operand) != 2:
+                raise KeyTemplateError(f"{field}__between takes a (low, high) pair", key=field)
+            low_text = prefix + ph.render(operand[0])
+            high_text = prefix + ph.render(operand[1])
+            if low_text > high_text:
+                raise KeyTemplateError(
+                    f"{field}__between: low {operand[0]!r} is above high {operand[1]!r}",
+                    key=field,
+                )
+            lower = Bound(low_text, True)
+            upper = self._block_high(high_text, last)
+        else:
+            exact = prefix + ph.render(operand)
+            if op == "gte":
+                lower = Bound(exact, True)
+            elif op == "gt":
+                lower = Bound(exact, False) if last else Bound(exact + self.delimiter + SENTINEL, True)
+            elif op == "lte":
+                upper = self._block_high(exact, last)
+            elif op == "lt":
+                upper = Bound(exact, False)
+            else:
+                raise KeyTemplateError(f"unknown range lookup {field}__{op}", key=field)
+        if prefix:
+            lower = lower or Bound(prefix, True)
+            upper = upper or Bound(prefix + SENTINEL, True)
+        return _comparison(lower, upper)
+
+    def _block_high(self, exact: str, last: bool) -> Bound:
+        return Bound(exact, True) if last else Bound(exact + self.delimiter + SENTINEL, True)
+
+    def _partial_text(self, ph: Placeholder, operand: Any) -> str:
+        text = operand if isinstance(operand, str) else ph.render(operand)
+        if not isinstance(text, str) or text == "":
+            raise KeyTemplateError(f"{ph.field}__begins_with needs a non-empty value", key=ph.field)
+        if self.delimiter in text and not self.escape:
+            raise KeyTemplateError(
+                f"{ph.field}__begins_with={operand!r} contains the delimiter {self.delimiter!r}",
+                key=ph.field,
+            )
+        if self.escape:
+            text = text.replace("%", "%25").replace(self.delimiter, _pct(self.delimiter))
+        return text
+
+
+def _inclusive_low(bound: Bound) -> str:
+    return bound.value if bound.inclusive else bound.value + "\x00"
+
+
+def _inclusive_high(bound: Bound) -> str:
+    return bound.value if bound.inclusive else predecessor(bound.value)
+
+
+def _comparison(lower: Bound | None, upper: Bound | None) -> SortCondition | None:
+    if lower is not None and upper is not None:
+        low, high = _inclusive_low(lower), _inclusive_high(upper)
+        if low > high:
+            raise KeyTemplateError(f"the sort-key range {low!r} .. {high!r} is empty")
+        return SortCondition("between", (low, high))
+    if lower is not None:
+        return SortCondition(">=" if lower.inclusive else ">", (lower.value,))
+    if upper is not None:
+        return SortCondition("<=" if upper.inclusive else "<", (upper.value,))
+    return None
+
+
+def _pct(char: str) -> str:
+    return "".join(f"%{b:02X}" for b in char.encode())

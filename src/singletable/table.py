@@ -1,0 +1,324 @@
+"""The physical table: key attribute names, secondary indexes, TTL and type-tag attributes."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import ModelDefinitionError
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+ProjectionSpec = Literal["ALL", "KEYS_ONLY"] | tuple[Literal["INCLUDE"], Sequence[str]]
+BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
+
+
+def _projection_dict(projection: ProjectionSpec) -> dict[str, Any]:
+    if projection == "ALL" or projection == "KEYS_ONLY":
+        return {"ProjectionType": projection}
+    if isinstance(projection, tuple) and len(projection) == 2 and projection[0] == "INCLUDE":
+        return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(projection[1])}
+    raise ModelDefinitionError(
+        f"projection {projection!r} is not valid: use 'ALL', 'KEYS_ONLY' or ('INCLUDE', [attrs])"
+    )
+
+
+@dataclass(frozen=True)
+class GSI:
+    """A global secondary index.
+
+    ``name`` is the handle used in ``Keys`` and patterns; ``index_name`` is the physical
+    name when it differs (e.g. ``"email-index"``).
+    """
+
+    name: str
+    pk: str
+    sk: str | None = None
+    projection: ProjectionSpec = "ALL"
+    index_name: str | None = None
+
+    @property
+    def physical_name(self) -> str:
+        return self.index_name or self.name
+
+    @property
+    def projection_type(self) -> str:
+        return str(_projection_dict(self.projection)["ProjectionType"])
+
+    @property
+    def is_local(self) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class LSI:
+    """A local secondary index: same partition key as the table, another sort key attribute."""
+
+    name: str
+    sk: str
+    projection: ProjectionSpec = "ALL"
+    index_name: str | None = None
+
+    @property
+    def physical_name(self) -> str:
+        return self.index_name or self.name
+
+    @property
+    def projection_type(self) -> str:
+        return str(_projection_dict(self.projection)["ProjectionType"])
+
+    @property
+    def is_local(self) -> bool:
+        return True
+
+
+SecondaryIndex = GSI | LSI
+
+
+@dataclass(frozen=True)
+class IndexKeys:
+    """Resolved key attribute names of the table or one of its indexes."""
+
+    name: str | None  # None = the base table
+    pk: str
+    sk: str | None
+    projection_type: str = "ALL"
+    physical_name: str | None = None
+    local: bool = False
+
+
+@dataclass(eq=False)
+class Table:
+    """One overloaded DynamoDB table.
+
+    ``name`` is the default physical name (a ``Repository`` may override it per stage).
+    """
+
+    name: str
+    pk: str = "PK"
+    sk: str | None = "SK"
+    indexes: Sequence[SecondaryIndex] = ()
+    ttl_attribute: str | None = None
+    type_attribute: str = "_type"
+    billing_mode: BillingMode = "PAY_PER_REQUEST"
+    provisioned: tuple[int, int] | None = None
+    delimiter: str = "#"
+    key_values: Literal["refuse", "escape"] = "refuse"
+    _entities: dict[str, type] = field(default_factory=dict, init=False, repr=False)
+    _index_keys: dict[str | None, IndexKeys] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise ModelDefinitionError("Table needs a non-empty name")
+        if len(self.delimiter) != 1 or self.delimiter in "{}%":
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: delimiter {self.delimiter!r} must be one character "
+                "other than '{', '}' and '%'"
+            )
+        if self.key_values not in ("refuse", "escape"):
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: key_values must be 'refuse' or 'escape', "
+                f"not {self.key_values!r}"
+            )
+        if self.billing_mode == "PROVISIONED" and self.provisioned is None:
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: billing_mode='PROVISIONED' needs provisioned=(read, write)"
+            )
+        self.indexes = tuple(self.indexes)
+        self._index_keys[None] = IndexKeys(None, self.pk, self.sk, "ALL", None)
+        reserved = {self.pk, self.sk, self.type_attribute}
+        for index in self.indexes:
+            if not isinstance(index, (GSI, LSI)):
+                raise ModelDefinitionError(
+                    f"Table {self.name!r}: indexes must be GSI(...) or LSI(...), got {index!r}"
+                )
+            if not index.name.isidentifier():
+                raise ModelDefinitionError(
+                    f"Table {self.name!r}: index handle {index.name!r} must be a Python identifier "
+                    f"(it is an attribute of 'class Keys'); pass the physical name as "
+                    f"index_name={index.name!r} and a handle like name='ByEmail'"
+                )
+            if index.name in self._index_keys:
+                raise ModelDefinitionError(f"Table {self.name!r}: index {index.name!r} twice")
+            _projection_dict(index.projection)
+            if isinstance(index, LSI):
+                if self.sk is None:
+                    raise ModelDefinitionError(
+                        f"Table {self.name!r}: LSI {index.name!r} needs a table with a sort key"
+                    )
+                keys = IndexKeys(
+                    index.name, self.pk, index.sk, index.projection_type, index.physical_name, True
+                )
+            else:
+                keys = IndexKeys(
+                    index.name, index.pk, index.sk, index.projection_type, index.physical_name
+                )
+            self._index_keys[index.name] = keys
+        if self.type_attribute in {self.pk, self.sk}:
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: type_attribute {self.type_attribute!r} is a key attribute"
+            )
+        if self.ttl_attribute is not None and self.ttl_attribute in reserved:
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: ttl_attribute {self.ttl_attribute!r} is a key attribute "
+                "or the type tag"
+            )
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    def index_keys(self, name: str | None) -> IndexKeys:
+        """Key attribute names of the base table (``None``) or of the index handle ``name``."""
+        try:
+            return self._index_keys[name]
+        except KeyError:
+            known = ", ".join(repr(n) for n in self._index_keys if n is not None) or "none"
+            raise ModelDefinitionError(
+                f"Table {self.name!r} has no index {name!r} (indexes: {known}); "
+                "declare it in Table(indexes=[GSI(...)])"
+            ) from None
+
+    @property
+    def index_names(self) -> list[str]:
+        return [i.name for i in self.indexes]
+
+    @property
+    def key_attributes(self) -> frozenset[str]:
+        """Every attribute that is a key of the table or of an index."""
+        names = set()
+        for keys in self._index_keys.values():
+            names.add(keys.pk)
+            if keys.sk:
+                names.add(keys.sk)
+        return frozenset(names)
+
+    def register_entity(self, type_name: str, cls: type) -> None:
+        existing = self._entities.get(type_name)
+        if existing is not None and existing is not cls:
+            if (existing.__module__, existing.__qualname__) != (cls.__module__, cls.__qualname__):
+                raise ModelDefinitionError(
+                    f"type name {type_name!r} is used by {existing.__qualname__} and "
+                    f"{cls.__qualname__} on table {self.name!r}; give one of them "
+                    f"type='...' so their items can be told apart"
+                )
+        self._entities[type_name] = cls
+
+    @property
+    def entities(self) -> dict[str, type]:
+        """Entity classes declared on this table, by type name."""
+        return dict(self._entities)
+
+    # -- schema ------------------------------------------------------------------------------
+
+    def _key_schema(self, pk: str, sk: str | None) -> list[dict[str, str]]:
+        schema = [{"AttributeName": pk, "KeyType": "HASH"}]
+        if sk:
+            schema.append({"AttributeName": sk, "KeyType": "RANGE"})
+        return schema
+
+    def create_table_params(self, table_name: str | None = None) -> dict[str, Any]:
+        """The exact ``CreateTable`` keyword arguments for this table."""
+        attrs: list[str] = []
+        for keys in self._index_keys.values():
+            for attr in (keys.pk, keys.sk):
+                if attr and attr not in attrs:
+                    attrs.append(attr)
+        params: dict[str, Any] = {
+            "TableName": table_name or self.name,
+            "KeySchema": self._key_schema(self.pk, self.sk),
+            "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attrs],
+        }
+        throughput = None
+        if self.billing_mode == "PROVISIONED" and self.provisioned:
+            throughput = {
+                "ReadCapacityUnits": self.provisioned[0],
+                "WriteCapacityUnits": self.provisioned[1],
+            }
+        gsis = []
+        lsis = []
+        for index in self.indexes:
+            entry: dict[str, Any] = {"IndexName": index.physical_name}
+            if isinstance(index, LSI):
+                entry["KeySchema"] = self._key_schema(self.pk, index.sk)
+                entry["Projection"] = _projection_dict(index.projection)
+                lsis.append(entry)
+            else:
+                entry["KeySchema"] = self._key_schema(index.pk, index.sk)
+                entry["Projection"] = _projection_dict(index.projection)
+                if throughput:
+                    entry["ProvisionedThroughput"] = dict(throughput)
+                gsis.append(entry)
+        if gsis:
+            params["GlobalSecondaryIndexes"] = gsis
+        if lsis:
+            params["LocalSecondaryIndexes"] = lsis
+        params["BillingMode"] = self.billing_mode
+        if throughput:
+            params["ProvisionedThroughput"] = throughput
+        return params
+
+    def cloudformation(self, table_name: str | None = None) -> dict[str, Any]:
+        """An ``AWS::DynamoDB::Table`` resource for this table."""
+        props = self.create_table_params(table_name)
+        if self.ttl_attribute:
+            props["TimeToLiveSpecification"] = {
+                "AttributeName": self.ttl_attribute,
+                "Enabled": True,
+            }
+        return {"Type": "AWS::DynamoDB::Table", "Properties": props}
+
+    def create(
+        self,
+        client: DynamoDBClient,
+        *,
+        table_name: str | None = None,
+        wait: bool = True,
+        timeout: float = 300.0,
+        poll_interval: float = 0.05,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Create the table, wait until it and its indexes are ACTIVE, then enable TTL.
+
+        DynamoDB refuses ``UpdateTimeToLive`` while a table is CREATING, so TTL is enabled only
+        after the wait (and only when ``wait`` is true, otherwise it cannot be done yet).
+        """
+        name = table_name or self.name
+        client.create_table(**self.create_table_params(name))
+        if not wait:
+            return
+        wait_until_active(client, name, timeout=timeout, poll_interval=poll_interval, sleep=sleep)
+        if self.ttl_attribute:
+            client.update_time_to_live(
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": self.ttl_attribute},
+            )
+
+
+def wait_until_active(
+    client: DynamoDBClient,
+    table_name: str,
+    *,
+    timeout: float = 300.0,
+    poll_interval: float = 0.05,
+    sleep: Callable[[float], None] = time.sleep,
+) -> None:
+    """Poll ``DescribeTable`` until the table and all its GSIs are ACTIVE.
+
+    boto3's ``table_exists`` waiter sleeps 20 s between polls; this backs off from
+    ``poll_interval`` to at most 2 s.
+    """
+    deadline = time.monotonic() + timeout
+    delay = poll_interval
+    while True:
+        desc = client.describe_table(TableName=table_name)["Table"]
+        statuses: Iterable[str] = [desc.get("TableStatus", "")] + [
+            g.get("IndexStatus", "ACTIVE") for g in desc.get("GlobalSecondaryIndexes", [])
+        ]
+        if all(s == "ACTIVE" for s in statuses):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"table {table_name!r} not ACTIVE after {timeout:.0f} s")
+        sleep(delay)
+        delay = min(delay * 2, 2.0)
