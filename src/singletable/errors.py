@@ -178,12 +178,14 @@ class ServiceError(SingleTableError):
         request_id: str | None = None,
         retryable: bool = False,
         key: Any = None,
+        response: Mapping[str, Any] | None = None,
     ) -> None:
         super().__init__(message, key=key)
         self.aws_code = aws_code
         self.operation = operation
         self.request_id = request_id
         self.retryable = retryable
+        self.response: Mapping[str, Any] = response or {}
 
 
 class TableNotFound(ServiceError):

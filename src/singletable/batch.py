@@ -1,0 +1,108 @@
+"""Batch reads and writes: chunked, retried with backoff, never silently dropping an item."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, TypeVar
+
+from .errors import UnprocessedItemsError
+from .executor import Executor
+
+I = TypeVar("I")  # noqa: E741 - an input item as the caller gave it
+
+GET_CHUNK = 100
+WRITE_CHUNK = 25
+
+
+def key_identity(key: dict[str, Any], attrs: Sequence[str]) -> tuple[Any, ...]:
+    """A hashable identity of a primary key (attribute values in schema order)."""
+    return tuple(next(iter(key[a].values())) for a in attrs if a in key)
+
+
+def batch_get_items(
+    executor: Executor,
+    table_name: str,
+    keys: Sequence[dict[str, Any]],
+    key_attrs: Sequence[str],
+    *,
+    consistent: bool = False,
+    inputs: Sequence[Any] | None = None,
+    pattern: str | None = None,
+) -> dict[tuple[Any, ...], dict[str, Any]]:
+    """Fetch ``keys`` (duplicates collapsed) in chunks of 100; return items by key identity.
+
+    Unprocessed keys are re-sent (with the same consistency) after jittered backoff; what is
+    still unprocessed after the retry policy's budget, once every chunk was attempted, raises
+    :class:`UnprocessedItemsError` holding the matching ``inputs``.
+    """
+    inputs = list(inputs) if inputs is not None else list(keys)
+    unique: dict[tuple[Any, ...], tuple[dict[str, Any], Any]] = {}
+    for key, given in zip(keys, inputs):
+        unique.setdefault(key_identity(key, key_attrs), (key, given))
+    found: dict[tuple[Any, ...], dict[str, Any]] = {}
+    leftovers: list[Any] = []
+    pending = [key for key, _ in unique.values()]
+    for start in range(0, len(pending), GET_CHUNK):
+        chunk = pending[start : start + GET_CHUNK]
+        attempt = 0
+        while chunk:
+            request: dict[str, Any] = {"Keys": chunk}
+            if consistent:
+                request["ConsistentRead"] = True
+            response = executor.call(
+                "BatchGetItem", {"RequestItems": {table_name: request}}, pattern=pattern
+            )
+            for item in response.get("Responses", {}).get(table_name, []):
+                found[key_identity(item, key_attrs)] = item
+            chunk = list(response.get("UnprocessedKeys", {}).get(table_name, {}).get("Keys", []))
+            if chunk:
+                attempt += 1
+                if attempt >= executor.retry.max_attempts:
+                    leftovers.extend(unique[key_identity(k, key_attrs)][1] for k in chunk)
+                    break
+                executor.retry.wait(attempt)
+    if leftovers:
+        raise UnprocessedItemsError(
+            f"BatchGetItem left {len(leftovers)} key(s) unprocessed after "
+            f"{executor.retry.max_attempts} attempts (throttling?); they are in .unprocessed",
+            unprocessed=leftovers,
+        )
+    return found
+
+
+def batch_write(
+    executor: Executor,
+    table_name: str,
+    requests: Sequence[dict[str, Any]],
+    inputs: Sequence[I],
+    identity: Callable[[dict[str, Any]], Hashable],
+    *,
+    pattern: str | None = None,
+) -> None:
+    """Send ``requests`` (``{"PutRequest": ...}``/``{"DeleteRequest": ...}``) in chunks of 25.
+
+    Unprocessed requests are re-sent after jittered backoff; leftovers after every chunk was
+    attempted raise :class:`UnprocessedItemsError` with the matching ``inputs`` as given.
+    """
+    origin = {identity(r): given for r, given in zip(requests, inputs)}
+    leftovers: list[Any] = []
+    for start in range(0, len(requests), WRITE_CHUNK):
+        chunk = list(requests[start : start + WRITE_CHUNK])
+        attempt = 0
+        while chunk:
+            response = executor.call(
+                "BatchWriteItem", {"RequestItems": {table_name: chunk}}, pattern=pattern
+            )
+            chunk = list(response.get("UnprocessedItems", {}).get(table_name, []))
+            if chunk:
+                attempt += 1
+                if attempt >= executor.retry.max_attempts:
+                    leftovers.extend(origin[identity(r)] for r in chunk)
+                    break
+                executor.retry.wait(attempt)
+    if leftovers:
+        raise UnprocessedItemsError(
+            f"BatchWriteItem left {len(leftovers)} item(s) unprocessed after "
+            f"{executor.retry.max_attempts} attempts (throttling?); they are in .unprocessed",
+            unprocessed=leftovers,
+        )

@@ -1,0 +1,214 @@
+"""The only module that talks to the boto3 client.
+
+It sends compiled requests, maps boto3 errors to :mod:`singletable.errors`, applies the
+repository's retry policy where the library retries (unprocessed batch items, transaction
+conflicts) and reports every call to the hooks.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
+
+from .errors import InvalidRequestError, ServiceError, TableNotFound
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+RETRYABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionInProgressException",
+    }
+)
+
+_METHODS = {
+    "GetItem": "get_item",
+    "Query": "query",
+    "PutItem": "put_item",
+    "UpdateItem": "update_item",
+    "DeleteItem": "delete_item",
+    "BatchGetItem": "batch_get_item",
+    "BatchWriteItem": "batch_write_item",
+    "TransactWriteItems": "transact_write_items",
+    "TransactGetItems": "transact_get_items",
+}
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """What a hook receives for every request a repository sends."""
+
+    pattern: str | None
+    operation: str
+    params: Mapping[str, Any]
+    duration: float
+    consumed_capacity: Any
+    retries: int
+    error: BaseException | None
+
+
+Hook = Callable[[CallInfo], None]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Retries the library itself performs: unprocessed batch items and transaction conflicts.
+
+    Throttling and connection errors are retried by botocore (configure them on the client).
+    ``sleep`` is the seam tests patch and an async executor replaces.
+    """
+
+    max_attempts: int = 8
+    base_delay: float = 0.05
+    max_delay: float = 2.0
+    sleep: Callable[[float], None] = field(default=time.sleep)
+
+    def backoff(self, attempt: int) -> float:
+        """Full-jitter exponential delay before retry number ``attempt`` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        return random.uniform(0, ceiling)
+
+    def wait(self, attempt: int) -> None:
+        self.sleep(self.backoff(attempt))
+
+
+def default_client() -> DynamoDBClient:
+    """A boto3 DynamoDB client from the default session (honours
+    ``AWS_ENDPOINT_URL_DYNAMODB``), with the response fast path when available."""
+    import boto3
+
+    client = boto3.client("dynamodb")
+    if os.environ.get("SINGLETABLE_FAST_PATH", "1") != "0":
+        try:
+            from . import fastpath
+        except ImportError:  # pragma: no cover - the fast path module is optional
+            return client
+        fastpath.install(client)
+    return client
+
+
+class Executor:
+    """Sends requests through one client; maps errors; reports to hooks."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient | None,
+        *,
+        hooks: Sequence[Hook] = (),
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self._client = client
+        self.hooks = tuple(hooks)
+        self.retry = retry or RetryPolicy()
+        self._methods: dict[str, Callable[..., Any]] = {}
+
+    @property
+    def client(self) -> DynamoDBClient:
+        if self._client is None:
+            self._client = default_client()
+        return self._client
+
+    def call(
+        self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
+    ) -> dict[str, Any]:
+        """Send one request; return botocore's parsed response."""
+        method = self._methods.get(operation)
+        if method is None:
+            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+        if not self.hooks:
+            try:
+                return method(**params)  # type: ignore[no-any-return]
+            except ClientError as exc:
+                raise map_client_error(exc, operation, params) from exc
+            except ParamValidationError as exc:
+                raise InvalidRequestError(f"{operation} request is invalid: {exc}") from exc
+            except BotoCoreError as exc:
+                raise ServiceError(
+                    f"{operation} failed: {exc}", operation=operation, retryable=True
+                ) from exc
+        return self._call_with_hooks(method, operation, params, pattern)
+
+    def _call_with_hooks(
+        self,
+        method: Callable[..., Any],
+        operation: str,
+        params: Mapping[str, Any],
+        pattern: str | None,
+    ) -> dict[str, Any]:
+        start = time.perf_counter()
+        response: dict[str, Any] | None = None
+        error: BaseException | None = None
+        try:
+            response = method(**params)
+            return response  # type: ignore[return-value]
+        except ClientError as exc:
+            error = map_client_error(exc, operation, params)
+            raise error from exc
+        except ParamValidationError as exc:
+            error = InvalidRequestError(f"{operation} request is invalid: {exc}")
+            raise error from exc
+        except BotoCoreError as exc:
+            error = ServiceError(f"{operation} failed: {exc}", operation=operation, retryable=True)
+            raise error from exc
+        finally:
+            source = response if response is not None else _error_response(error)
+            info = CallInfo(
+                pattern=pattern,
+                operation=operation,
+                params=params,
+                duration=time.perf_counter() - start,
+                consumed_capacity=source.get("ConsumedCapacity"),
+                retries=source.get("ResponseMetadata", {}).get("RetryAttempts", 0),
+                error=error,
+            )
+            for hook in self.hooks:
+                hook(info)
+
+
+def _error_response(error: BaseException | None) -> dict[str, Any]:
+    response = getattr(error, "response", None)
+    return response if isinstance(response, dict) else {}
+
+
+def map_client_error(
+    exc: ClientError, operation: str, params: Mapping[str, Any]
+) -> ServiceError:
+    """A :class:`ServiceError` (or :class:`TableNotFound`) for a boto3 ``ClientError``.
+
+    The parsed error response stays available as ``.response`` for callers that map
+    condition failures and cancellations to their own errors.
+    """
+    response = exc.response
+    error = response.get("Error", {})
+    code = str(error.get("Code", "Unknown"))
+    message = str(error.get("Message", "")) or code
+    request_id = response.get("ResponseMetadata", {}).get("RequestId")
+    table = params.get("TableName")
+    cls = ServiceError
+    if code == "ResourceNotFoundException":
+        cls = TableNotFound
+        message = (
+            f"table {table!r} (or its index) was not found at this endpoint: {message}"
+            if table
+            else message
+        )
+    mapped = cls(
+        f"{operation} failed with {code}: {message}",
+        aws_code=code,
+        operation=operation,
+        request_id=request_id,
+        retryable=code in RETRYABLE_CODES,
+        response=response,
+    )
+    return mapped

@@ -1,0 +1,403 @@
+"""Opt-in fast parser for DynamoDB data-plane responses, as a botocore event hook.
+
+botocore parses a DynamoDB JSON response in two steps: ``json.loads`` (~9 µs per typical
+item) and a shape-directed walk that rebuilds every dict and list (~40 µs more per item).
+:func:`install` registers a handler on the client's ``before-parse.dynamodb.<Operation>``
+events that produces the same result with one cheap pass over the ``json.loads`` output.
+
+How it works
+------------
+For each response botocore emits ``before-parse.dynamodb.<Operation>`` with
+``operation_model``, ``response_dict`` (``status_code``, ``headers``, ``body``) and an
+empty ``customized_response_dict``; it then runs its protocol parser on ``response_dict``
+and finally does ``parsed.update(customized_response_dict)`` (``botocore/endpoint.py``,
+``Endpoint._do_get_response``; botocore's own S3 handlers use the same hook). For a 2xx
+response of an operation in :data:`FAST_PATH_OPERATIONS`, the handler here:
+
+1. decodes the body exactly as botocore does (``json.loads(body.decode("utf-8"))``);
+2. converts it as botocore's ``JSONParser`` would for the operation's output shape:
+   only modelled members are kept, ``null`` members are dropped, blobs (``B``, ``BS``,
+   also inside ``M``/``L`` values and in keys) are base64-decoded to ``bytes``, and every
+   other scalar is left as ``json.loads`` produced it (``N`` stays ``str``; a ``double``
+   such as ``CapacityUnits`` stays ``int`` when the JSON has ``1`` and ``float`` for
+   ``1.0``, as in botocore);
+3. puts the result into ``customized_response_dict`` and replaces ``response_dict["body"]``
+   by ``b"{}"``, so botocore's parser only builds ``ResponseMetadata`` (request id, HTTP
+   status and headers; botocore adds ``RetryAttempts`` later).
+
+An ``after-call`` handler moves ``ResponseMetadata`` back behind the members, so even the
+key order equals botocore's. Anything unexpected makes the handler step aside and leaves the
+response to botocore untouched: error statuses (so modelled error fields such as
+``Item`` or ``CancellationReasons`` are always botocore's), operations not listed,
+bodies that are not a JSON object, values of an unexpected JSON type, a handler that
+already filled ``customized_response_dict``, nesting deeper than 64 levels, or any
+exception. The converter is built from the client's own service model, so new output
+members are picked up; output shapes containing timestamps, unions or non-string map keys
+are not fast-pathed at all.
+
+Caveats: the handler assumes botocore's default blob parser (``base64.b64decode``); a
+session whose ``response_parser_factory`` was given another ``blob_parser`` must not use
+the fast path. With debug logging on, botocore's parser logs ``b'{}'`` as the response
+body of fast-parsed responses (its ``HTTP_RESPONSE`` history event still carries the
+original body, and the DynamoDB CRC32 check reads the raw HTTP response, which is
+untouched).
+
+Set the environment variable ``SINGLETABLE_FAST_PATH=0`` to make :func:`install` a no-op
+(it is read on every call).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from botocore.model import ListShape, MapShape, StructureShape
+
+if TYPE_CHECKING:
+    from botocore.model import OperationModel, Shape
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["ENV_VAR", "FAST_PATH_OPERATIONS", "install", "is_installed", "uninstall"]
+
+ENV_VAR = "SINGLETABLE_FAST_PATH"
+"""Environment variable; ``0`` (or ``false``/``no``/``off``) disables :func:`install`."""
+
+FAST_PATH_OPERATIONS: frozenset[str] = frozenset(
+    {
+        "GetItem",
+        "Query",
+        "Scan",
+        "BatchGetItem",
+        "TransactGetItems",
+        "PutItem",
+        "UpdateItem",
+        "DeleteItem",
+        "BatchWriteItem",
+        "TransactWriteItems",
+    }
+)
+"""Operations whose successful responses are parsed by the fast path."""
+
+_UNIQUE_ID = "singletable.fastpath"
+_MAX_DEPTH = 64  # DynamoDB allows 32 levels; deeper bodies go to botocore.
+
+_Converter = Callable[[Any], Any]
+
+# AttributeValue members in the model's order, with the type botocore gives each one.
+_AV_ORDER = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
+_AV_SCALAR = frozenset({"S", "N", "NULL", "BOOL"})  # parsed unchanged
+_AV_STRING_LIST = frozenset({"SS", "NS"})  # lists of unchanged strings
+
+_installed: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
+
+
+class _Decline(Exception):
+    """Raised by a converter when the value is not what the fast path handles."""
+
+
+class _Unsupported(Exception):
+    """Raised at compile time for shapes the fast path does not mirror."""
+
+
+# --------------------------------------------------------------------------------------
+# Specialised converters for AttributeValue trees. They convert in place: the dicts and
+# lists come fresh from json.loads and are owned by the handler.
+
+
+def _blob(value: Any) -> bytes:
+    if type(value) is not str:
+        raise _Decline
+    return base64.b64decode(value)
+
+
+def _blob_list(value: Any) -> list[bytes | None]:
+    if type(value) is not list:
+        raise _Decline
+    return [None if e is None else _blob(e) for e in value]
+
+
+def _attribute_value(value: Any, depth: int) -> Any:
+    """One ``AttributeValue``, as botocore's structure handler would return it."""
+    if value is None:
+        return None
+    if type(value) is not dict:
+        raise _Decline
+    if len(value) == 1:
+        ((tag, x),) = value.items()
+        if x is not None:
+            if tag in _AV_SCALAR:
+                return value
+            if tag == "M":
+                _attribute_map(x, depth + 1)
+                return value
+            if tag == "L":
+                _attribute_list(x, depth + 1)
+                return value
+            if tag == "B":
+                value["B"] = _blob(x)
+                return value
+            if tag in _AV_STRING_LIST:
+                if type(x) is not list:
+                    raise _Decline
+                return value
+            if tag == "BS":
+                value["BS"] = _blob_list(x)
+                return value
+    # Unusual shapes (several members, nulls, unknown members): botocore's generic rules.
+    out: dict[str, Any] = {}
+    for name in _AV_ORDER:
+        raw = value.get(name)
+        if raw is None:
+            continue
+        if name in _AV_SCALAR:
+            out[name] = raw
+        elif name in _AV_STRING_LIST:
+            if type(raw) is not list:
+                raise _Decline
+            out[name] = raw
+        elif name == "B":
+            out[name] = _blob(raw)
+        elif name == "BS":
+            out[name] = _blob_list(raw)
+        elif name == "M":
+            out[name] = _attribute_map(raw, depth + 1)
+        else:  # "L"
+            out[name] = _attribute_list(raw, depth + 1)
+    return out
+
+
+def _attribute_map(value: Any, depth: int = 0) -> Any:
+    """A map of attribute name to ``AttributeValue`` (an item, a key, ``M``)."""
+    if type(value) is not dict or depth > _MAX_DEPTH:
+        raise _Decline
+    for key, av in value.items():
+        # Inline the commonest case: a single S/N/BOOL/NULL member, kept as it is.
+        if type(av) is dict and len(av) == 1:
+            ((tag, x),) = av.items()
+            if tag in _AV_SCALAR and x is not None:
+                continue
+        converted = _attribute_value(av, depth)
+        if converted is not av:
+            value[key] = converted
+    return value
+
+
+def _attribute_list(value: Any, depth: int) -> Any:
+    """An ``L`` value: a list of ``AttributeValue`` (``null`` elements stay ``None``)."""
+    if type(value) is not list or depth > _MAX_DEPTH:
+        raise _Decline
+    for i, av in enumerate(value):
+        converted = _attribute_value(av, depth)
+        if converted is not av:
+            value[i] = converted
+    return value
+
+
+def _attribute_value_top(value: Any) -> Any:
+    return _attribute_value(value, 0)
+
+
+# --------------------------------------------------------------------------------------
+# Generic converters compiled from the service model, mirroring botocore's JSONParser.
+
+
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _is_attribute_value(shape: Shape) -> bool:
+    """Whether ``shape`` is DynamoDB's AttributeValue exactly as the specialised code expects."""
+    if not isinstance(shape, StructureShape) or shape.is_document_type or shape.is_tagged_union:
+        return False
+    members = shape.members
+    if tuple(members) != _AV_ORDER:
+        return False
+    if any(m.serialization.get("name", n) != n for n, m in members.items()):
+        return False
+
+    def is_list_of(name: str, member_type: str) -> bool:
+        list_shape = members[name]
+        return isinstance(list_shape, ListShape) and list_shape.member.type_name == member_type
+
+    m, lst = members["M"], members["L"]
+    return (
+        [members[n].type_name for n in ("S", "N", "B", "NULL", "BOOL")]
+        == ["string", "string", "blob", "boolean", "boolean"]
+        and is_list_of("SS", "string")
+        and is_list_of("NS", "string")
+        and is_list_of("BS", "blob")
+        and isinstance(m, MapShape)
+        and m.key.type_name == "string"
+        and m.value.name == shape.name
+        and isinstance(lst, ListShape)
+        and lst.member.name == shape.name
+    )
+
+
+def _compile(shape: Shape, memo: dict[str, _Converter]) -> _Converter:
+    """A converter mirroring botocore's ``JSONParser`` for ``shape``."""
+    if shape.name in memo:
+        return memo[shape.name]
+    if isinstance(shape, StructureShape):
+        if _is_attribute_value(shape):
+            return _attribute_value_top
+        if shape.is_document_type:
+            return _identity
+        if shape.is_tagged_union:
+            raise _Unsupported(shape.name)
+        members: list[tuple[str, str, _Converter]] = []
+
+        def structure(value: Any) -> Any:
+            if value is None:
+                return None
+            if type(value) is not dict:
+                raise _Decline
+            out = {}
+            for name, json_name, convert in members:
+                raw = value.get(json_name)
+                if raw is not None:
+                    out[name] = convert(raw)
+            return out
+
+        memo[shape.name] = structure  # before the members: shapes may be recursive
+        for name, member in shape.members.items():
+            json_name = member.serialization.get("name", name)
+            members.append((name, json_name, _compile(member, memo)))
+        return structure
+    if isinstance(shape, MapShape):
+        if shape.key.type_name != "string":
+            raise _Unsupported(shape.name)
+        if _is_attribute_value(shape.value):
+            return _attribute_map
+        value_holder: list[_Converter] = []
+
+        def map_(value: Any) -> Any:
+            if type(value) is not dict:
+                raise _Decline
+            convert = value_holder[0]
+            return {k: convert(v) for k, v in value.items()}
+
+        memo[shape.name] = map_
+        value_holder.append(_compile(shape.value, memo))
+        return map_
+    if isinstance(shape, ListShape):
+        item_holder: list[_Converter] = []
+
+        def list_(value: Any) -> Any:
+            if type(value) is not list:
+                raise _Decline
+            convert = item_holder[0]
+            if convert is _identity:
+                return value
+            return [None if e is None else convert(e) for e in value]
+
+        memo[shape.name] = list_
+        item_holder.append(_compile(shape.member, memo))
+        return list_
+    if shape.type_name == "blob":
+        return _blob
+    if shape.type_name in ("string", "integer", "long", "double", "float", "boolean"):
+        return _identity
+    raise _Unsupported(f"{shape.name}: {shape.type_name}")  # timestamps and anything new
+
+
+def _compile_output(operation_model: OperationModel) -> _Converter | None:
+    shape = operation_model.output_shape
+    if shape is None or shape.type_name != "structure":
+        return None
+    if operation_model.has_streaming_output or operation_model.has_event_stream_output:
+        return None
+    try:
+        return _compile(shape, {})
+    except _Unsupported:
+        return None
+
+
+# --------------------------------------------------------------------------------------
+# Event handlers and the public API.
+
+
+def _make_handler() -> Callable[..., None]:
+    converters: dict[str, _Converter | None] = {}
+
+    def before_parse(
+        operation_model: OperationModel,
+        response_dict: dict[str, Any],
+        customized_response_dict: dict[str, Any],
+        **_: Any,
+    ) -> None:
+        status = response_dict.get("status_code")
+        if type(status) is not int or not 200 <= status < 300 or customized_response_dict:
+            return
+        body = response_dict.get("body")
+        if type(body) is not bytes or not body:
+            return
+        name = operation_model.name
+        if name not in converters:
+            converters[name] = _compile_output(operation_model)
+        convert = converters[name]
+        if convert is None:
+            return
+        try:
+            data = json.loads(body.decode("utf-8"))
+            if type(data) is not dict:
+                return
+            parsed = convert(data)
+        except Exception:  # any surprise: botocore parses (or fails) as it always does
+            return
+        customized_response_dict.update(parsed)
+        response_dict["body"] = b"{}"
+
+    return before_parse
+
+
+def _after_call(parsed: Any = None, **_: Any) -> None:
+    # botocore puts ResponseMetadata after the members; update() left it first.
+    if type(parsed) is dict and len(parsed) > 1 and next(iter(parsed)) == "ResponseMetadata":
+        parsed["ResponseMetadata"] = parsed.pop("ResponseMetadata")
+
+
+def _enabled() -> bool:
+    return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def install(client: DynamoDBClient) -> None:
+    """Register the fast path on ``client`` (idempotent).
+
+    Only this client's event hooks (``client.meta.events``) change; other clients and
+    botocore's globals are untouched. Does nothing when ``SINGLETABLE_FAST_PATH=0``.
+    """
+    if not _enabled() or client in _installed:
+        return
+    events = client.meta.events
+    handler = _make_handler()
+    for event, function in _events(handler):
+        events.register(event, function, unique_id=f"{_UNIQUE_ID}:{event}")
+    _installed[client] = None
+
+
+def uninstall(client: DynamoDBClient) -> None:
+    """Remove the fast path from ``client`` (no-op if it is not installed)."""
+    if client not in _installed:
+        return
+    events = client.meta.events
+    for event, _ in _events(_after_call):
+        events.unregister(event, unique_id=f"{_UNIQUE_ID}:{event}")
+    del _installed[client]
+
+
+def is_installed(client: DynamoDBClient) -> bool:
+    """Whether :func:`install` registered the fast path on ``client``."""
+    return client in _installed
+
+
+def _events(handler: Callable[..., None]) -> list[tuple[str, Callable[..., None]]]:
+    pairs: list[tuple[str, Callable[..., None]]] = []
+    for operation in sorted(FAST_PATH_OPERATIONS):
+        pairs.append((f"before-parse.dynamodb.{operation}", handler))
+        pairs.append((f"after-call.dynamodb.{operation}", _after_call))
+    return pairs

@@ -1,0 +1,189 @@
+"""Query results (pages, collections, key references) and the cursors that resume them.
+
+A cursor is ``1.<payload>`` or, with a ``cursor_secret``, ``1.<payload>.<signature>``:
+base64url JSON holding the exclusive start key and a hash binding it to the pattern, index,
+key-condition values, filter parameters and order; the signature is HMAC-SHA256 over the
+token text. Anything else raises :class:`InvalidCursor`.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from .errors import InvalidCursor, MultipleResultsError
+
+if TYPE_CHECKING:
+    from .entity import Entity
+
+T = TypeVar("T")
+E = TypeVar("E", bound="Entity")
+
+CURSOR_VERSION = "1"
+
+
+class Page(Generic[T]):
+    """One page of a query: ``items`` (at most ``limit``) and the ``cursor`` of the next page
+    (``None`` when DynamoDB reported the end of the key range). Iterating yields the items."""
+
+    __slots__ = ("cursor", "items")
+
+    def __init__(self, items: list[T], cursor: str | None) -> None:
+        self.items = items
+        self.cursor = cursor
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index: int) -> T:
+        return self.items[index]
+
+    def __repr__(self) -> str:
+        more = "more" if self.cursor else "end"
+        return f"Page({len(self.items)} items, {more})"
+
+
+class Collection:
+    """Items of several entity types from one Query, in sort-key order."""
+
+    __slots__ = ("cursor", "items")
+
+    def __init__(self, items: list[Any], cursor: str | None) -> None:
+        self.items = items
+        self.cursor = cursor
+
+    def all(self, cls: type[E]) -> list[E]:
+        """Every item of type ``cls``, in sort-key order."""
+        return [item for item in self.items if type(item) is cls]
+
+    def one(self, cls: type[E]) -> E | None:
+        """The item of type ``cls``, or None; :class:`MultipleResultsError` if there are more."""
+        found = self.all(cls)
+        if len(found) > 1:
+            raise MultipleResultsError(
+                f"the collection holds {len(found)} {cls.__qualname__} items, not one"
+            )
+        return found[0] if found else None
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __repr__(self) -> str:
+        counts: dict[str, int] = {}
+        for item in self.items:
+            counts[type(item).__qualname__] = counts.get(type(item).__qualname__, 0) + 1
+        inner = ", ".join(f"{n} {name}" for name, n in counts.items())
+        return f"Collection({inner or 'empty'}, {'more' if self.cursor else 'end'})"
+
+
+@dataclass(frozen=True)
+class KeyRef(Generic[E]):
+    """A typed reference to an item (from a KEYS_ONLY index); usable in ``batch_get``."""
+
+    entity: type[E]
+    key: Mapping[str, Any] = field(repr=False)
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
+        return f"KeyRef[{self.entity.__qualname__}]({inner})"
+
+
+# -- cursors ----------------------------------------------------------------------------------
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def binding_of(*parts: Any) -> str:
+    """A short hash of what a cursor must belong to."""
+    text = json.dumps(parts, default=str, sort_keys=True, separators=(",", ":"))
+    return _b64(hashlib.sha256(text.encode()).digest()[:12])
+
+
+class CursorCodec:
+    """Encodes and checks cursors; signs with the first secret and accepts any of them."""
+
+    def __init__(self, secrets: str | bytes | Sequence[str | bytes] | None) -> None:
+        if secrets is None:
+            items: list[str | bytes] = []
+        elif isinstance(secrets, (str, bytes)):
+            items = [secrets]
+        else:
+            items = list(secrets)
+        self._secrets = [s.encode() if isinstance(s, str) else bytes(s) for s in items]
+        if any(not s for s in self._secrets):
+            raise ValueError("cursor secrets must not be empty")
+
+    def _signature(self, secret: bytes, text: str) -> str:
+        return _b64(hmac.new(secret, text.encode(), hashlib.sha256).digest())
+
+    def encode(self, key: Mapping[str, Mapping[str, Any]], binding: str) -> str:
+        wire = {}
+        for attr, av in key.items():
+            ((tag, raw),) = av.items()
+            if tag == "B":
+                raw = _b64(bytes(raw))
+            wire[attr] = [tag, raw]
+        payload = json.dumps({"b": binding, "k": wire}, separators=(",", ":"), sort_keys=True)
+        token = f"{CURSOR_VERSION}.{_b64(payload.encode())}"
+        if self._secrets:
+            token = f"{token}.{self._signature(self._secrets[0], token)}"
+        return token
+
+    def decode(self, cursor: str, binding: str, attributes: frozenset[str]) -> dict[str, Any]:
+        """The exclusive start key of ``cursor``; :class:`InvalidCursor` unless it is intact,
+        signed as configured, bound to ``binding`` and holds exactly ``attributes``."""
+        if not isinstance(cursor, str) or not cursor:
+            raise InvalidCursor("the cursor is not a non-empty string")
+        parts = cursor.split(".")
+        if parts[0] != CURSOR_VERSION or len(parts) not in (2, 3):
+            raise InvalidCursor("the cursor is malformed or from another version")
+        if self._secrets:
+            if len(parts) != 3:
+                raise InvalidCursor("the cursor is not signed, but this repository signs cursors")
+            token = f"{parts[0]}.{parts[1]}"
+            if not any(
+                hmac.compare_digest(self._signature(secret, token), parts[2])
+                for secret in self._secrets
+            ):
+                raise InvalidCursor("the cursor signature does not match (altered or foreign)")
+        elif len(parts) == 3:
+            raise InvalidCursor("the cursor is signed, but this repository has no cursor_secret")
+        try:
+            payload = json.loads(_unb64(parts[1]))
+            wire = payload["k"]
+            bound = payload["b"]
+            if not isinstance(wire, dict):
+                raise TypeError
+            key: dict[str, Any] = {}
+            for attr, (tag, raw) in wire.items():
+                if tag not in ("S", "N", "B") or not isinstance(raw, str):
+                    raise TypeError
+                key[attr] = {tag: _unb64(raw) if tag == "B" else raw}
+        except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
+            raise InvalidCursor("the cursor is malformed") from None
+        if bound != binding:
+            raise InvalidCursor(
+                "the cursor belongs to another pattern, partition, filter or order"
+            )
+        if frozenset(key) != attributes:
+            raise InvalidCursor("the cursor does not hold this index's key attributes")
+        return key

@@ -1,0 +1,78 @@
+"""Helpers for testing code that uses singletable, without AWS.
+
+``local_table`` runs moto in-process for the duration of a ``with`` block::
+
+    from singletable.testing import local_table
+
+    def test_place_order():
+        with local_table(shop) as client:
+            repo = Shop(client=client)
+            ...
+
+moto is an optional dependency: ``pip install "singletable[demo]"`` or
+``pip install moto[dynamodb]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from .table import Table
+
+__all__ = ["local_table"]
+
+MOTO_MISSING = (
+    "local_table() needs moto, which is not installed: "
+    'install it with `pip install "singletable[demo]"` or `pip install moto[dynamodb]`'
+)
+
+
+@contextmanager
+def local_table(
+    table: Table, *, table_name: str | None = None, region: str = "us-east-1"
+) -> Iterator[DynamoDBClient]:
+    """Create ``table`` in an in-process moto DynamoDB and yield a boto3 client for it.
+
+    The table is created with ``table.create(client, table_name=table_name)`` (indexes, wait
+    until ACTIVE, TTL enabled when the table has a ``ttl_attribute``). Everything moto stored
+    is discarded when the block exits. The client uses dummy credentials and ignores any
+    ``AWS_ENDPOINT_URL*`` setting, so it can never reach a real account.
+
+    Example::
+
+        with local_table(shop) as client:
+            repo = Shop(client=client)
+            repo.customers.put(Customer(id="c1", name="Ann"))
+
+    Raises ``RuntimeError`` when moto is not installed.
+    """
+    try:
+        import moto
+    except ImportError:
+        raise RuntimeError(MOTO_MISSING) from None
+    import boto3
+    from botocore.config import Config
+
+    mock = moto.mock_aws()
+    mock.start()
+    try:
+        # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not lead the client away from
+        # moto (the option is missing from botocore-stubs, hence the dict)
+        options: dict[str, Any] = {"ignore_configured_endpoint_urls": True}
+        # a fresh session, created after moto is imported, so it carries moto's interceptor
+        client: DynamoDBClient = boto3.session.Session().client(
+            "dynamodb",
+            region_name=region,
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=Config(**options),
+        )
+        table.create(client, table_name=table_name)
+        yield client
+    finally:
+        mock.stop()
