@@ -160,9 +160,7 @@ def encode_value(value: Any) -> Wire:
     if isinstance(value, (list, tuple)):
         return {"L": [encode_value(v) for v in value]}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return encode_value(
-            {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
-        )
+        return encode_value({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if type(value).__module__ == "pydantic_core._pydantic_core" or hasattr(value, "unicode_string"):
         return {"S": str(value)}  # pydantic Url and friends
     raise TypeError(f"values of type {type(value).__name__} cannot be stored")
@@ -342,17 +340,13 @@ def _class_converter(cls: type, where: str) -> Converter:
     if issubclass(cls, datetime):
         return _scalar("S", datetime_text, _identity, "{'S': _datetime_text(v)}", max_size=32)
     if issubclass(cls, (date, time)):
-        return _scalar(
-            "S", lambda v: v.isoformat(), _identity, "{'S': v.isoformat()}", max_size=32
-        )
+        return _scalar("S", lambda v: v.isoformat(), _identity, "{'S': v.isoformat()}", max_size=32)
     if issubclass(cls, uuid.UUID):
         return _scalar("S", str, _identity, "{'S': str(v)}", max_size=36)
     if issubclass(cls, PurePath):
         return _scalar("S", str, _identity, "{'S': str(v)}")
     if issubclass(cls, timedelta):
-        return _scalar(
-            "N", lambda v: number_text(Decimal(str(v.total_seconds()))), Decimal
-        )
+        return _scalar("N", lambda v: number_text(Decimal(str(v.total_seconds()))), Decimal)
     if issubclass(cls, (bytes, bytearray)):
         return _scalar("B", bytes, _bytes)
     if issubclass(cls, SecretStr):
@@ -577,7 +571,7 @@ class ModelCodec:
 
     def validate(self, data: dict[str, Any]) -> Any:
         if self.by_name:
-            return self.model.model_validate(data, by_name=True, by_alias=False)  # type: ignore[call-arg]
+            return self.model.model_validate(data, by_name=True, by_alias=False)
         return self._validate_python(data)
 
 
@@ -630,7 +624,7 @@ def _generate(
         )
     enc.append("    return n")
     dec.append("    return data")
-    exec(compile("\n".join(enc + [""] + dec), "<singletable codec>", "exec"), namespace)
+    exec(compile("\n".join([*enc, "", *dec]), "<singletable codec>", "exec"), namespace)
     return namespace["encode_into"], namespace["decode_fields"]
 
 

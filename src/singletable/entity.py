@@ -40,7 +40,7 @@ from .keys import SENTINEL, KeyTemplate, Placeholder, key_type_of
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .table import IndexKeys, Table
 
-WhenSpec = Union[Mapping[str, Any], Callable[[Any], bool]]
+WhenSpec = Mapping[str, Any] | Callable[[Any], bool]
 
 
 @dataclass(frozen=True)
@@ -168,7 +168,7 @@ class EntitySpec:
             ) from None
 
     def key_values(self, entity: Any) -> Mapping[str, Any]:
-        values = entity.__dict__
+        values: dict[str, Any] = entity.__dict__
         if self.computed_in_keys:
             values = dict(values)
             for name in self.computed_in_keys:
@@ -240,8 +240,9 @@ class EntitySpec:
 
     def to_item(self, entity: Any) -> dict[str, Wire]:
         """The stored item: type tag, every key attribute, and the encoded fields."""
-        item, bound = self._to_item(entity)
-        if bound <= MAX_ITEM_BYTES and not self.codec.allows_extra:
+        item, size_bound = self._to_item(entity)
+        bound: int | None = size_bound
+        if size_bound <= MAX_ITEM_BYTES and not self.codec.allows_extra:
             return item
         if self.codec.allows_extra and entity.__pydantic_extra__:
             table = self.table
@@ -274,8 +275,7 @@ class EntitySpec:
                 error = exc
         key = self.describe_key(item)
         raise ItemDecodeError(
-            f"stored item {key} does not validate as {self.name}: "
-            f"{_summarise_validation(error)}",
+            f"stored item {key} does not validate as {self.name}: {_summarise_validation(error)}",
             key=key,
             raw=dict(item),
         ) from error
@@ -320,11 +320,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
         var = f"r{next(counter)}"
         ns[f"_{var}"] = ph.render
         lines.append(f"{indent}{var} = d[{ph.field!r}]")
-        simple_text = (
-            not tpl.escape
-            and ph.fmt is None
-            and ph.parse is str
-        )
+        simple_text = not tpl.escape and ph.fmt is None and ph.parse is str
         if simple_text:
             lines.append(
                 f"{indent}if {var}.__class__ is not str or not {var} or "
@@ -354,6 +350,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
     for tpl in (spec.base.pk, spec.base.sk):
         for ph in tpl.placeholders if tpl else ():
             primary.setdefault(f"{ph.field}:{ph.fmt}", render(ph, tpl, "    "))  # type: ignore[arg-type]
+
     def key_line(indent: str, attr: str, expr: str) -> None:
         lines.append(f"{indent}k = {expr}")
         lines.append(f"{indent}item[{attr!r}] = {{'S': k}}")
@@ -591,9 +588,9 @@ def _compile(cls: type[Entity]) -> EntitySpec:
             raise ModelDefinitionError(
                 f"{name}: {marker_type.__name__}() is on {', '.join(holders)}; one field only"
             )
-    version_field = (markers.get(Version) or [None])[0]
-    created_field = (markers.get(CreatedAt) or [None])[0]
-    updated_field = (markers.get(UpdatedAt) or [None])[0]
+    version_field = next(iter(markers.get(Version, [])), None)
+    created_field = next(iter(markers.get(CreatedAt, [])), None)
+    updated_field = next(iter(markers.get(UpdatedAt, [])), None)
     if version_field and not _is_int(fields[version_field].annotation):
         raise ModelDefinitionError(f"{name}.{version_field}: Version() needs an int field")
     for stamp in (created_field, updated_field):
@@ -769,7 +766,9 @@ def _index_spec(
     for fname, allowed in when.items():
         if fname not in cls.model_fields:
             raise ModelDefinitionError(f"{where}: when= names unknown field {fname!r}")
-        options = tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
+        options = (
+            tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
+        )
         adapter: TypeAdapter[Any] = TypeAdapter(cls.model_fields[fname].annotation)
         try:
             normalised[fname] = tuple(adapter.validate_python(v) for v in options)

@@ -147,11 +147,12 @@ class Executor:
         pattern: str | None,
     ) -> dict[str, Any]:
         start = time.perf_counter()
-        response: dict[str, Any] | None = None
+        response: Any = None
         error: BaseException | None = None
         try:
             response = method(**params)
-            return response  # type: ignore[return-value]
+            result: dict[str, Any] = response
+            return result
         except ClientError as exc:
             error = map_client_error(exc, operation, params)
             raise error from exc
@@ -181,9 +182,7 @@ def _error_response(error: BaseException | None) -> dict[str, Any]:
     return response if isinstance(response, dict) else {}
 
 
-def map_client_error(
-    exc: ClientError, operation: str, params: Mapping[str, Any]
-) -> ServiceError:
+def map_client_error(exc: ClientError, operation: str, params: Mapping[str, Any]) -> ServiceError:
     """A :class:`ServiceError` (or :class:`TableNotFound`) for a boto3 ``ClientError``.
 
     The parsed error response stays available as ``.response`` for callers that map

@@ -53,7 +53,7 @@ class ExpressionBuilder:
 
     def path(self, path: str) -> str:
         """``a.b[2].c`` -> ``#n0.#n1[2].#n2``."""
-        parts = []
+        parts: list[str] = []
         for match in _PATH_PART.finditer(path):
             if match.group(1) is not None:
                 parts.append(("." if parts else "") + self.name(match.group(1)))
@@ -86,7 +86,7 @@ class CompileContext:
     """What compiling a condition needs: placeholders, value encoding, call parameters."""
 
     builder: ExpressionBuilder
-    encode: ValueEncoder = lambda _path, value: encode_value(value)  # noqa: E731
+    encode: ValueEncoder = lambda _path, value: encode_value(value)
     params: Mapping[str, Any] = field(default_factory=dict)
     describing: bool = False
 
@@ -313,7 +313,7 @@ class Attr:
         return _Function("attribute_not_exists", self.path, has_value=False)
 
     def is_in(self, *values: Any) -> Condition:
-        """``Attr("status").is_in("A", "B")``, or ``is_in(["A", "B"])``, or ``is_in(Param(...))``."""
+        """``is_in("A", "B")``, ``is_in(["A", "B"])`` or ``is_in(Param("statuses"))``."""
         if len(values) == 1 and isinstance(values[0], Param):
             return _In(self.path, values[0])
         if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset)):

@@ -101,10 +101,10 @@ def key_type_of(annotation: Any, *, owner: str = "", field: str = "") -> FieldKe
                 "(use a str Enum or Literal['yes', 'no'] instead)"
             )
         if issubclass(annotation, enum.Enum):
-            values = [m.value for m in annotation]
-            if all(isinstance(v, str) for v in values):
+            members = [m.value for m in annotation]
+            if all(isinstance(v, str) for v in members):
                 return FieldKeyType(KeyKind.STR, optional, annotation)
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in members):
                 return FieldKeyType(KeyKind.INT, optional, annotation)
             raise KeyDefinitionError(
                 f"{owner}.{field}: Enum {annotation.__name__} in a key template needs all-str "
@@ -350,9 +350,7 @@ class KeyTemplate:
             raise KeyDefinitionError(f"{where}: {{{name}}} is not a field name")
         if name not in types:
             known = ", ".join(sorted(types)) or "none"
-            raise KeyDefinitionError(
-                f"{where} names unknown field {name!r}; fields are: {known}"
-            )
+            raise KeyDefinitionError(f"{where} names unknown field {name!r}; fields are: {known}")
         if "__" in name:
             raise KeyDefinitionError(
                 f"{where}: field {name!r} contains '__', which is reserved for range lookups "
@@ -710,7 +708,9 @@ class KeyTemplate:
             if op == "gte":
                 lower = Bound(exact, True)
             elif op == "gt":
-                lower = Bound(exact, False) if last else Bound(exact + self.delimiter + SENTINEL, True)
+                lower = (
+                    Bound(exact, False) if last else Bound(exact + self.delimiter + SENTINEL, True)
+                )
             elif op == "lte":
                 upper = self._block_high(exact, last)
             elif op == "lt":

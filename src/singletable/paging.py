@@ -181,9 +181,7 @@ class CursorCodec:
         except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
             raise InvalidCursor("the cursor is malformed") from None
         if bound != binding:
-            raise InvalidCursor(
-                "the cursor belongs to another pattern, partition, filter or order"
-            )
+            raise InvalidCursor("the cursor belongs to another pattern, partition, filter or order")
         if frozenset(key) != attributes:
             raise InvalidCursor("the cursor does not hold this index's key attributes")
         return key

@@ -224,7 +224,9 @@ class BoundGet(Generic[E]):
         return params
 
     def __call__(self, **keys: Any) -> E | None:
-        response = self.repo._executor.call("GetItem", self.params(**keys), pattern=self.pattern.name)
+        response = self.repo._executor.call(
+            "GetItem", self.params(**keys), pattern=self.pattern.name
+        )
         item = response.get("Item")
         if item is None:
             return None
@@ -586,7 +588,9 @@ class QueryPattern(_KeyedPattern, Generic[T]):
                 "references) or hydrate=True (Query + one BatchGetItem)"
             )
         if self.one and (self.keys_only or self.hydrate):
-            raise ModelDefinitionError(f"{where}: one=True cannot be combined with keys_only/hydrate")
+            raise ModelDefinitionError(
+                f"{where}: one=True cannot be combined with keys_only/hydrate"
+            )
 
     def _projected_attributes(self) -> set[str] | None:
         if self.index is None:
@@ -676,9 +680,10 @@ class QueryPattern(_KeyedPattern, Generic[T]):
             last_raw = item
         if self.one:
             if len(entities) > 1:
+                partition = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
                 raise MultipleResultsError(
                     f"{self.name} matched more than one {spec.name} "
-                    f"({self.plan.keys.pk} = {compiled.params['ExpressionAttributeValues'][':pk']['S']!r}); "
+                    f"({self.plan.keys.pk} = {partition!r}); "
                     "a secondary index does not enforce uniqueness"
                 )
             return Page(entities, None)
@@ -728,9 +733,7 @@ class QueryPattern(_KeyedPattern, Generic[T]):
         table = spec.table
         key_attrs = [a for a in (table.pk, table.sk) if a]
         keys = [{a: raw[a] for a in key_attrs} for raw in raws]
-        found = batch_get_items(
-            repo._executor, repo.table_name, keys, key_attrs, pattern=self.name
-        )
+        found = batch_get_items(repo._executor, repo.table_name, keys, key_attrs, pattern=self.name)
         ttl_attr = table.ttl_attribute if spec.ttl_field else None
         now = repo.now_epoch() if ttl_attr else 0
         entities = []
@@ -807,7 +810,7 @@ class BoundQuery(Generic[T]):
 
     def __call__(self, **kwargs: Any) -> Page[T]:
         """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
-        return self.pattern.run_page(self.repo, kwargs)  # type: ignore[return-value]
+        return self.pattern.run_page(self.repo, kwargs)
 
     def pages(self, **kwargs: Any) -> Iterator[Page[T]]:
         """Every page in turn, following cursors until DynamoDB reports the end."""
@@ -1093,7 +1096,7 @@ class BoundDeclared(Generic[P, R]):
 
     def __init__(self, declared: DeclaredPattern[P, R], repo: Repository) -> None:
         self.declared = declared
-        self.inner: Any = declared.pattern.__get__(repo, type(repo))
+        self.inner: Any = getattr(declared.pattern, "__get__")(repo, type(repo))  # noqa: B009
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         return self.inner(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]

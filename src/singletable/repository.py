@@ -213,7 +213,9 @@ class Repository:
             previous_unique = None
             set_values = dict(options.get("set") or {})
             removing = list(options.get("remove") or ())
-            if spec.unique_fields and any(f in set_values or f in removing for f in spec.unique_fields):
+            if spec.unique_fields and any(
+                f in set_values or f in removing for f in spec.unique_fields
+            ):
                 key = spec.key_of_fields(key_fields)
                 previous = self._read_item(spec, key)
                 if previous is None and not options.get("upsert"):
@@ -245,7 +247,9 @@ class Repository:
                 "changes and condition=)",
                 key=unknown[0],
             )
-        merged = validated(spec, {**{n: getattr(target, n) for n in spec.cls.model_fields}, **changes})
+        merged = validated(
+            spec, {**{n: getattr(target, n) for n in spec.cls.model_fields}, **changes}
+        )
         set_values = {}
         removing = []
         for name in changes:
@@ -376,7 +380,9 @@ class Repository:
                 "update() for other fields"
             )
         ctx = self._write_context()
-        moved = validated(spec, {**{n: getattr(entity, n) for n in spec.cls.model_fields}, **changes})
+        moved = validated(
+            spec, {**{n: getattr(entity, n) for n in spec.cls.model_fields}, **changes}
+        )
         old_key = spec.primary_key(spec.key_values(entity))
         delete_op = compile_delete(spec, ctx, key=old_key, instance=entity, must_exist=True)
         create_op = compile_create(spec, moved, ctx)
@@ -392,7 +398,9 @@ class Repository:
             if new_value is not None:
                 previous_owner = old_key if old_value == new_value else None
                 guards.append(
-                    guard_put(spec, name, new_value, new_key, ttl, ctx, previous_owner=previous_owner)
+                    guard_put(
+                        spec, name, new_value, new_key, ttl, ctx, previous_owner=previous_owner
+                    )
                 )
         create_op.guards = []
         tx = Transaction(self)

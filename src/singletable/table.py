@@ -196,13 +196,16 @@ class Table:
 
     def register_entity(self, type_name: str, cls: type) -> None:
         existing = self._entities.get(type_name)
-        if existing is not None and existing is not cls:
-            if (existing.__module__, existing.__qualname__) != (cls.__module__, cls.__qualname__):
-                raise ModelDefinitionError(
-                    f"type name {type_name!r} is used by {existing.__qualname__} and "
-                    f"{cls.__qualname__} on table {self.name!r}; give one of them "
-                    f"type='...' so their items can be told apart"
-                )
+        same_definition = existing is not None and (existing.__module__, existing.__qualname__) == (
+            cls.__module__,
+            cls.__qualname__,
+        )
+        if existing is not None and existing is not cls and not same_definition:
+            raise ModelDefinitionError(
+                f"type name {type_name!r} is used by {existing.__qualname__} and "
+                f"{cls.__qualname__} on table {self.name!r}; give one of them "
+                f"type='...' so their items can be told apart"
+            )
         self._entities[type_name] = cls
 
     @property

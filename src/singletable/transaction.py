@@ -218,13 +218,15 @@ TxMethod = Callable[Concatenate[RepoT, Transaction, P], R]
 
 
 @overload
-def transaction(method: Callable[Concatenate[RepoT, Transaction, P], R]) -> Callable[
-    Concatenate[RepoT, P], R
-]: ...
+def transaction(
+    method: Callable[Concatenate[RepoT, Transaction, P], R],
+) -> Callable[Concatenate[RepoT, P], R]: ...
 @overload
 def transaction(
     method: None = None, *, token: Callable[..., str] | None = None
-) -> Callable[[Callable[Concatenate[RepoT, Transaction, P], R]], Callable[Concatenate[RepoT, P], R]]: ...
+) -> Callable[
+    [Callable[Concatenate[RepoT, Transaction, P], R]], Callable[Concatenate[RepoT, P], R]
+]: ...
 def transaction(method: Any = None, *, token: Callable[..., str] | None = None) -> Any:
     """Make a repository method a named transaction: it receives ``tx`` and fills it; calling
     it sends exactly one TransactWriteItems (or joins the caller's open transaction).
@@ -254,8 +256,9 @@ def transaction(method: Any = None, *, token: Callable[..., str] | None = None) 
 def first_failure(canceled: TransactionCanceled) -> SingleTableError:
     """The error a single-item write raises when its guard transaction is cancelled."""
     for reason in canceled.reasons:
-        if reason.error is not None:
-            return reason.error
+        error: SingleTableError | None = reason.error
+        if error is not None:
+            return error
     return canceled
 
 

@@ -30,7 +30,15 @@ from .errors import (
     UniqueConstraintViolation,
     VersionConflict,
 )
-from .expressions import CompileContext, Condition, ExpressionBuilder, UpdateExpression, all_of
+from .expressions import (
+    Attr,
+    CompileContext,
+    Condition,
+    ExpressionBuilder,
+    UpdateExpression,
+    all_of,
+    raw_condition,
+)
 
 GUARD_TYPE = "__unique__"
 OWNER_ATTRIBUTE = "_owner"
@@ -89,8 +97,6 @@ def key_text(key: Mapping[str, Wire]) -> str:
 
 def _exists_condition(spec: EntitySpec, ctx: WriteContext) -> Condition:
     """The item exists and has not expired."""
-    from .expressions import raw_condition
-
     pk = spec.table.pk
     ttl = spec.table.ttl_attribute
     if ttl and spec.ttl_field:
@@ -104,8 +110,6 @@ def _exists_condition(spec: EntitySpec, ctx: WriteContext) -> Condition:
 
 def _absent_condition(pk: str, ttl: str | None, ctx: WriteContext) -> Condition:
     """No item, or only an expired one (expired items count as absent)."""
-    from .expressions import raw_condition
-
     if ttl:
         return raw_condition(
             "attribute_not_exists(@pk) OR @ttl < @now",
@@ -116,8 +120,6 @@ def _absent_condition(pk: str, ttl: str | None, ctx: WriteContext) -> Condition:
 
 
 def _version_condition(spec: EntitySpec, expected: int) -> Condition:
-    from .expressions import Attr
-
     attr = Attr(spec.attr_names[spec.version_field])  # type: ignore[index]
     if expected == 0:
         return attr.not_exists() | attr.eq(0)
@@ -259,8 +261,6 @@ def guard_put(
     }
     if ttl is not None and table.ttl_attribute:
         item[table.ttl_attribute] = ttl
-    from .expressions import raw_condition
-
     owners = [owner] + ([previous_owner] if previous_owner is not None else [])
     values = {f"@own{i}": {"S": _owner_text(o)} for i, o in enumerate(owners)}
     owned = " OR ".join(f"@owner = @own{i}" for i in range(len(owners)))
@@ -289,8 +289,6 @@ def guard_delete(
     spec: EntitySpec, field_name: str, value: Any, owner: Mapping[str, Wire], ctx: WriteContext
 ) -> WriteOp:
     """Release ``value``: delete the guard if ``owner`` holds it (a no-op otherwise)."""
-    from .expressions import raw_condition
-
     key = guard_key(spec, field_name, value)
     params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key}
     condition = raw_condition(
@@ -380,8 +378,6 @@ def compile_put(
         conditions.append(_version_condition(spec, expected_version))
     guards: list[WriteOp] = []
     if spec.unique_fields and previous_known:
-        from .expressions import Attr
-
         ttl = _ttl_wire(spec, item)
         for f in spec.unique_fields:
             new_value = getattr(entity, f)
@@ -485,7 +481,9 @@ def index_changes(
         member = index.when_holds(known)
         if member and index.when_callable is not None:
             member = bool(index.when_callable(_Known(spec, known)))
-        attrs = [(a, t) for a, t in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)) if t and a]
+        attrs = [
+            (a, t) for a, t in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)) if t and a
+        ]
         if member and all(known[f] is not None for _, t in attrs for f in t.fields):
             for attr, template in attrs:
                 to_set[attr] = {"S": template.render(known)}
@@ -509,9 +507,12 @@ def _field_kind(spec: EntitySpec, name: str) -> str:
         return "list"
     from decimal import Decimal
 
-    if isinstance(annotation, type) and issubclass(annotation, (int, float, Decimal)):
-        if not issubclass(annotation, bool):
-            return "number"
+    if (
+        isinstance(annotation, type)
+        and issubclass(annotation, (int, float, Decimal))
+        and not issubclass(annotation, bool)
+    ):
+        return "number"
     return "other"
 
 
@@ -547,9 +548,7 @@ def compile_update(
     mentioned = [*set_values, *remove, *add, *delete, *append, *if_not_exists]
     for name in mentioned:
         if name not in fields:
-            raise InvalidRequestError(
-                f"{spec.name} has no field {name!r} to update", key=name
-            )
+            raise InvalidRequestError(f"{spec.name} has no field {name!r} to update", key=name)
         if name in primary:
             raise InvalidRequestError(
                 f"{spec.name}.{name} is part of the primary key and cannot be updated in place; "
@@ -570,10 +569,12 @@ def compile_update(
             raise InvalidRequestError(
                 f"{spec.name}.{name} is required and cannot be removed", key=name
             )
-    for name, value in add.items():
+    for name in add:
         kind = _field_kind(spec, name)
         if kind not in ("number", "set"):
-            raise InvalidRequestError(f"add= needs a number or set field; {name!r} is not", key=name)
+            raise InvalidRequestError(
+                f"add= needs a number or set field; {name!r} is not", key=name
+            )
     for name in delete:
         if _field_kind(spec, name) != "set":
             raise InvalidRequestError(f"delete= needs a set field; {name!r} is not", key=name)
@@ -588,9 +589,7 @@ def compile_update(
 
     if upsert and instance is None:
         given = set(coerced_keys) | set(coerced_set) | set(coerced_ine) | set(add)
-        missing = [
-            n for n, info in fields.items() if info.is_required() and n not in given
-        ]
+        missing = [n for n, info in fields.items() if info.is_required() and n not in given]
         if missing:
             raise InvalidRequestError(
                 f"upsert of {spec.name} would create an item without {', '.join(missing)}; "
@@ -607,15 +606,16 @@ def compile_update(
     known.update(coerced_set)
     for name in remove:
         known[name] = None
-    touched = set(coerced_set) | set(remove) | set(add) | set(delete) | set(append) | set(coerced_ine)
+    touched = (
+        set(coerced_set) | set(remove) | set(add) | set(delete) | set(append) | set(coerced_ine)
+    )
     blind = set(add) | set(delete) | set(append) | (set(coerced_ine) if instance is None else set())
-    if spec.computed_in_keys:
-        # Computed fields follow the fields they are computed from; recompute them when possible.
-        if instance is not None and touched:
-            merged = validated(spec, {**{n: getattr(instance, n) for n in fields}, **coerced_set})
-            for name in spec.computed_in_keys:
-                known[name] = getattr(merged, name)
-            touched |= set(spec.computed_in_keys)
+    if spec.computed_in_keys and instance is not None and touched:
+        # Computed fields follow the fields they are computed from: recompute them.
+        merged = validated(spec, {**{n: getattr(instance, n) for n in fields}, **coerced_set})
+        for name in spec.computed_in_keys:
+            known[name] = getattr(merged, name)
+        touched |= set(spec.computed_in_keys)
     index_set, index_remove, sources = index_changes(spec, known, touched, blind)
 
     builder = ExpressionBuilder()
@@ -668,8 +668,6 @@ def compile_update(
         conditions.append(_exists_condition(spec, ctx))
     expected_version = None
     if instance is not None:
-        from .expressions import Attr
-
         if spec.version_field:
             expected_version = getattr(instance, spec.version_field)
             conditions.append(_version_condition(spec, expected_version))
@@ -679,18 +677,16 @@ def compile_update(
                 if name not in fields:
                     continue
                 value = getattr(instance, name)
-                attr = Attr(spec.attr_names[name])
-                conditions.append(attr.not_exists() if value is None else attr.eq(value))
+                stored = Attr(spec.attr_names[name])
+                conditions.append(stored.not_exists() if value is None else stored.eq(value))
     guards: list[WriteOp] = []
     if previous_unique is not None:
-        from .expressions import Attr
-
         for name, old_value in previous_unique.items():
             if name not in coerced_set and name not in remove:
                 continue
             new_value = None if name in remove else coerced_set[name]
-            attr = Attr(spec.attr_names[name])
-            conditions.append(attr.not_exists() if old_value is None else attr.eq(old_value))
+            stored = Attr(spec.attr_names[name])
+            conditions.append(stored.not_exists() if old_value is None else stored.eq(old_value))
             if new_value == old_value:
                 continue
             if old_value is not None:
@@ -801,8 +797,6 @@ def compile_delete(
         conditions.append(_version_condition(spec, expected_version))
     guards: list[WriteOp] = []
     if unique_values:
-        from .expressions import Attr
-
         for name, value in unique_values.items():
             attr = Attr(spec.attr_names[name])
             conditions.append(attr.not_exists() if value is None else attr.eq(value))
