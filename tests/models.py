@@ -1,0 +1,171 @@
+"""Models shared by the backend tests: the seeds' shop and game leaderboard."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Annotated
+
+from singletable import (
+    GSI,
+    Attr,
+    CreatedAt,
+    Entity,
+    Index,
+    Param,
+    Repository,
+    Table,
+    Unique,
+    UpdatedAt,
+    Version,
+    collection,
+    get,
+    query,
+)
+
+shop = Table(
+    "Shop",
+    indexes=[
+        GSI("GSI1", pk="GSI1PK", sk="GSI1SK"),
+        GSI("GSI2", pk="GSI2PK", sk="GSI2SK"),
+        GSI("GSI3", pk="GSI3PK", sk="GSI3SK", projection="KEYS_ONLY"),
+    ],
+    ttl_attribute="expires_at",
+)
+
+
+class Status(str, Enum):
+    PENDING = "PENDING"
+    SHIPPED = "SHIPPED"
+    CANCELLED = "CANCELLED"
+
+
+class Customer(Entity, table=shop, type="CUSTOMER"):
+    customer_id: str
+    name: str
+    email: Annotated[str, Unique()]
+    version: Annotated[int, Version()] = 0
+    created: Annotated[datetime | None, CreatedAt()] = None
+    updated: Annotated[datetime | None, UpdatedAt()] = None
+
+    class Keys:
+        pk = "CUSTOMER#{customer_id}"
+        sk = "PROFILE"
+        GSI1 = ("EMAIL#{email}", "CUSTOMER#{customer_id}")
+
+
+class Order(Entity, table=shop, type="ORDER"):
+    customer_id: str
+    order_id: str
+    created_at: datetime
+    status: Status
+    total: Decimal
+    customer_name: str
+    expires_at: datetime | None = None
+
+    class Keys:
+        pk = "CUSTOMER#{customer_id}"
+        sk = "ORDER#{created_at}#{order_id}"
+        GSI1 = ("STATUS#{status}", "ORDER#{created_at}#{order_id}")
+        GSI2 = Index("PENDING", "{created_at}#{order_id}", when={"status": Status.PENDING})
+        GSI3 = ("ORDERID#{order_id}", "ORDER")
+
+
+class OrderNote(Entity, table=shop, type="ORDER_NOTE"):
+    """A foreign type whose sort keys share the orders' prefix (entity isolation tests)."""
+
+    customer_id: str
+    created_at: datetime
+    note_id: str
+    text: str
+
+    class Keys:
+        pk = "CUSTOMER#{customer_id}"
+        sk = "ORDER#{created_at}#NOTE{note_id}"
+
+
+class OrderDetails(Entity, table=shop, type="ORDER_DETAILS"):
+    order_id: str
+    shipping_address: str
+    payment_method: str
+
+    class Keys:
+        pk = "ORDER#{order_id}"
+        sk = "META"
+
+
+class OrderLine(Entity, table=shop, type="ORDER_LINE"):
+    order_id: str
+    product_id: str
+    quantity: int
+    price: Decimal
+    product_name: str
+
+    class Keys:
+        pk = "ORDER#{order_id}"
+        sk = "ITEM#{product_id}"
+
+
+class Shop(Repository, table=shop):
+    customer = get(Customer)
+    customer_by_email = query(Customer, index="GSI1", one=True)
+    customer_orders = query(Order, order="desc")
+    orders_oldest_first = query(Order)
+    orders_by_status = query(Order, index="GSI1")
+    pending_orders = query(Order, index="GSI2")
+    big_orders = query(Order, where=Attr("total").gte(Param("min_total")))
+    order_refs = query(Order, index="GSI3", keys_only=True)
+    order_by_id = query(Order, index="GSI3", hydrate=True)
+    customer_home = collection(Customer, Order)
+    order_with_lines = collection(OrderDetails, OrderLine)
+
+
+game = Table(
+    "Game",
+    pk="partitionId",
+    sk="rangeId",
+    indexes=[GSI("gsi", pk="gsiPartition", sk="gsiSort")],
+)
+
+
+class Player(Entity, table=game, type="PLAYER"):
+    player_id: str
+    handle: str
+    region: str
+
+    class Keys:
+        pk = "PLAYER#{player_id}"
+        sk = "PROFILE"
+        gsi = ("HANDLE#{handle}", "PLAYER#{player_id}")
+
+
+class Match(Entity, table=game, type="MATCH"):
+    player_id: str
+    played_at: datetime
+    result: str  # a reserved word in DynamoDB expressions
+    rating_delta: int
+    map_id: str
+
+    class Keys:
+        pk = "PLAYER#{player_id}"
+        sk = "MATCH#{played_at}"
+
+
+class SeasonRating(Entity, table=game, type="SEASON_RATING"):
+    player_id: str
+    season: str
+    rating: int
+
+    class Keys:
+        pk = "PLAYER#{player_id}"
+        sk = "SEASON#{season}"
+        gsi = ("SEASON#{season}", "RATING#{rating:05d}")
+
+
+class Leaderboard(Repository, table=game):
+    player = get(Player)
+    recent_matches = query(Match, order="desc")
+    wins = query(Match, order="desc", where=Attr("result").eq("win"))
+    season_top = query(SeasonRating, index="gsi", order="desc")
+    player_by_handle = query(Player, index="gsi", one=True)
