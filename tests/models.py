@@ -107,6 +107,21 @@ class OrderLine(Entity, table=shop, type="ORDER_LINE"):
         sk = "ITEM#{product_id}"
 
 
+class Parcel(Entity, table=shop, type="PARCEL"):
+    """Index sort keys that repeat (several parcels shipped in one minute)."""
+
+    customer_id: str
+    parcel_id: str
+    carrier: str
+    shipped_at: datetime
+    weight: int
+
+    class Keys:
+        pk = "CUSTOMER#{customer_id}"
+        sk = "PARCEL#{parcel_id}"
+        GSI1 = ("CARRIER#{carrier}", "SHIPPED#{shipped_at}")
+
+
 class Shop(Repository, table=shop):
     customer = get(Customer)
     customer_by_email = query(Customer, index="GSI1", one=True)
@@ -119,6 +134,7 @@ class Shop(Repository, table=shop):
     order_by_id = query(Order, index="GSI3", hydrate=True)
     customer_home = collection(Customer, Order)
     order_with_lines = collection(OrderDetails, OrderLine)
+    parcels_by_carrier = query(Parcel, index="GSI1", where=Attr("weight").gte(Param("min_weight")))
 
 
 game = Table(
