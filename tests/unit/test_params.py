@@ -1,0 +1,311 @@
+"""Snapshots of the compiled requests (``.params()``) for every pattern shape: no I/O, values
+only in placeholders, nothing literal inside the expressions."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from singletable import Attr, Param, Repository, collection, get, query
+from singletable.errors import KeyTemplateError, ModelDefinitionError
+from singletable.keys import SENTINEL
+from tests.models import (
+    Customer,
+    Leaderboard,
+    Match,
+    Order,
+    OrderDetails,
+    OrderLine,
+    Shop,
+    Status,
+    game,
+    shop,
+)
+
+T0 = datetime(2026, 6, 1, 10, 0, tzinfo=timezone.utc)
+T0_TEXT = "2026-06-01T10:00:00.000000Z"
+
+
+@pytest.fixture
+def repo() -> Shop:
+    return Shop(client=None)  # compiling sends nothing, so no client is needed
+
+
+def assert_placeholders_only(params: dict[str, Any]) -> None:
+    """Expressions hold only placeholders, operators and functions: no names, no values."""
+    for key in ("KeyConditionExpression", "FilterExpression", "ConditionExpression"):
+        text = params.get(key, "")
+        stripped = re.sub(r"[#:][A-Za-z0-9_]+", "", text)
+        stripped = re.sub(r"\b(AND|OR|NOT|BETWEEN|IN|begins_with|attribute_\w+|contains)\b", "",
+                          stripped)
+        assert re.fullmatch(r"[\s()=<>,.\[\]0-9]*", stripped), (key, text)
+    for placeholder in params.get("ExpressionAttributeValues", {}):
+        assert placeholder.startswith(":")
+    for placeholder in params.get("ExpressionAttributeNames", {}):
+        assert placeholder.startswith("#")
+
+
+def test_get(repo: Shop) -> None:
+    assert repo.customer.params(customer_id="42") == {
+        "TableName": "Shop",
+        "Key": {"PK": {"S": "CUSTOMER#42"}, "SK": {"S": "PROFILE"}},
+    }
+
+
+def test_get_consistent_and_table_name_override() -> None:
+    class Consistent(Repository, table=shop):
+        customer = get(Customer, consistent=True)
+
+    params = Consistent(client=None, table_name="Shop-dev").customer.params(customer_id="42")
+    assert params == {
+        "TableName": "Shop-dev",
+        "Key": {"PK": {"S": "CUSTOMER#42"}, "SK": {"S": "PROFILE"}},
+        "ConsistentRead": True,
+    }
+
+
+def test_query_prefix_desc(repo: Shop) -> None:
+    params = repo.customer_orders.params(customer_id="42")
+    assert params == {
+        "TableName": "Shop",
+        "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :sk)",
+        "ExpressionAttributeNames": {"#pk": "PK", "#sk": "SK"},
+        "ExpressionAttributeValues": {":pk": {"S": "CUSTOMER#42"}, ":sk": {"S": "ORDER#"}},
+        "ScanIndexForward": False,
+        "Limit": 101,
+    }
+    assert_placeholders_only(params)
+
+
+def test_query_limit_asks_one_more(repo: Shop) -> None:
+    assert repo.customer_orders.params(customer_id="42", limit=10)["Limit"] == 11
+    assert Shop(client=None, default_limit=7).customer_orders.params(customer_id="1")["Limit"] == 8
+
+
+def test_query_leading_sort_fields_narrow_prefix(repo: Shop) -> None:
+    params = repo.orders_oldest_first.params(customer_id="42", created_at=T0)
+    assert params["ExpressionAttributeValues"][":sk"] == {"S": f"ORDER#{T0_TEXT}#"}
+    full = repo.orders_oldest_first.params(customer_id="42", created_at=T0, order_id="A1")
+    assert full["KeyConditionExpression"] == "#pk = :pk AND #sk = :sk"
+    assert full["ExpressionAttributeValues"][":sk"] == {"S": f"ORDER#{T0_TEXT}#A1"}
+
+
+def test_query_between_stays_inside_prefix(repo: Shop) -> None:
+    t1 = datetime(2026, 6, 30, tzinfo=timezone.utc)
+    params = repo.orders_oldest_first.params(customer_id="42", created_at__between=(T0, t1))
+    assert params["KeyConditionExpression"] == "#pk = :pk AND #sk BETWEEN :sk AND :sk1"
+    assert params["ExpressionAttributeValues"][":sk"] == {"S": f"ORDER#{T0_TEXT}"}
+    assert params["ExpressionAttributeValues"][":sk1"] == {
+        "S": f"ORDER#2026-06-30T00:00:00.000000Z#{SENTINEL}"
+    }
+    assert_placeholders_only(params)
+
+
+def test_query_gt_excludes_equal_items_with_more_segments(repo: Shop) -> None:
+    params = repo.orders_oldest_first.params(customer_id="42", created_at__gt=T0)
+    values = params["ExpressionAttributeValues"]
+    assert values[":sk"] == {"S": f"ORDER#{T0_TEXT}#{SENTINEL}"}
+    assert values[":sk1"] == {"S": f"ORDER#{SENTINEL}"}
+
+
+def test_query_string_datetime_is_coerced(repo: Shop) -> None:
+    params = repo.orders_oldest_first.params(customer_id="42", created_at="2026-06-01T12:00:00+02:00")
+    assert params["ExpressionAttributeValues"][":sk"] == {"S": f"ORDER#{T0_TEXT}#"}
+
+
+def test_query_on_gsi(repo: Shop) -> None:
+    params = repo.orders_by_status.params(status=Status.SHIPPED, limit=5)
+    assert params == {
+        "TableName": "Shop",
+        "IndexName": "GSI1",
+        "KeyConditionExpression": "#pk = :pk AND begins_with(#sk, :sk)",
+        "ExpressionAttributeNames": {"#pk": "GSI1PK", "#sk": "GSI1SK"},
+        "ExpressionAttributeValues": {
+            ":pk": {"S": "STATUS#SHIPPED"},
+            ":sk": {"S": "ORDER#"},
+        },
+        "Limit": 6,
+    }
+
+
+def test_sparse_index_with_empty_literal_has_no_sort_condition(repo: Shop) -> None:
+    params = repo.pending_orders.params()
+    assert params["KeyConditionExpression"] == "#pk = :pk"
+    assert params["ExpressionAttributeNames"] == {"#pk": "GSI2PK"}
+    assert params["ExpressionAttributeValues"] == {":pk": {"S": "PENDING"}}
+    after = repo.pending_orders.params(created_at__gte=T0)
+    assert after["KeyConditionExpression"] == "#pk = :pk AND #sk >= :sk"
+    assert after["ExpressionAttributeValues"][":sk"] == {"S": T0_TEXT}
+
+
+def test_one_asks_two(repo: Shop) -> None:
+    params = repo.customer_by_email.params(email="ann@example.com")
+    assert params["Limit"] == 2
+    assert params["ExpressionAttributeValues"][":pk"] == {"S": "EMAIL#ann@example.com"}
+
+
+def test_filter_param_uses_placeholders(repo: Shop) -> None:
+    params = repo.big_orders.params(customer_id="42", min_total=Decimal("12.5"))
+    assert params["FilterExpression"] == "#fn0 >= :fv0"
+    assert params["ExpressionAttributeNames"]["#fn0"] == "total"
+    assert params["ExpressionAttributeValues"][":fv0"] == {"N": "12.5"}
+    assert_placeholders_only(params)
+
+
+def test_reserved_word_filter_is_aliased() -> None:
+    params = Leaderboard(client=None).wins.params(player_id="p1")
+    assert params["FilterExpression"] == "#fn0 = :fv0"
+    assert params["ExpressionAttributeNames"]["#fn0"] == "result"
+    assert params["ExpressionAttributeValues"][":fv0"] == {"S": "win"}
+
+
+def test_custom_key_attribute_names() -> None:
+    params = Leaderboard(client=None).season_top.params(season="2026-Q2", rating__gte=950)
+    assert params["ExpressionAttributeNames"] == {"#pk": "gsiPartition", "#sk": "gsiSort"}
+    assert params["ExpressionAttributeValues"][":sk"] == {"S": "RATING#00950"}
+    assert params["ScanIndexForward"] is False
+
+
+def test_collection(repo: Shop) -> None:
+    assert repo.order_with_lines.params(order_id="O1") == {
+        "TableName": "Shop",
+        "KeyConditionExpression": "#pk = :pk",
+        "ExpressionAttributeNames": {"#pk": "PK"},
+        "ExpressionAttributeValues": {":pk": {"S": "ORDER#O1"}},
+        "Limit": 101,
+    }
+
+
+def test_keys_only_pattern(repo: Shop) -> None:
+    params = repo.order_refs.params(order_id="A1")
+    assert params["IndexName"] == "GSI3"
+    assert params["ExpressionAttributeValues"] == {
+        ":pk": {"S": "ORDERID#A1"},
+        ":sk": {"S": "ORDER"},
+    }
+    assert params["KeyConditionExpression"] == "#pk = :pk AND #sk = :sk"
+
+
+def test_hooks_add_consumed_capacity() -> None:
+    repo = Shop(client=None, hooks=[lambda info: None])
+    assert repo.customer.params(customer_id="1")["ReturnConsumedCapacity"] == "TOTAL"
+
+
+@pytest.mark.parametrize(
+    ("call", "culprit"),
+    [
+        (lambda r: r.customer_orders.params(), "customer_id"),
+        (lambda r: r.customer_orders.params(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer_orders.params(customer_id="1", order_id="A1"), "order_id"),
+        (lambda r: r.customer_orders.params(customer_id="1#2"), "customer_id"),
+        (lambda r: r.customer_orders.params(customer_id=""), "customer_id"),
+        (lambda r: r.customer_orders.params(customer_id="1", order_id__gt="A"), "order_id"),
+        (
+            lambda r: r.customer_orders.params(
+                customer_id="1", created_at__gt=T0, created_at__lt=T0
+            ),
+            "created_at",
+        ),
+        (
+            lambda r: r.customer_orders.params(
+                customer_id="1", created_at__between=(datetime(2027, 1, 1, tzinfo=timezone.utc), T0)
+            ),
+            "created_at",
+        ),
+        (lambda r: r.customer_orders.params(customer_id="1", created_at=datetime(2026, 1, 1)),
+         "created_at"),
+        (lambda r: r.customer.params(), "customer_id"),
+    ],
+)
+def test_bad_call_keywords_name_the_culprit(repo: Shop, call: Any, culprit: str) -> None:
+    with pytest.raises(KeyTemplateError, match=culprit):
+        call(repo)
+
+
+def test_definition_errors_at_repository_creation() -> None:
+    with pytest.raises(ModelDefinitionError, match="GSI1"):
+
+        class ConsistentGsi(Repository, table=shop):
+            by_status = query(Order, index="GSI1", consistent=True)
+
+    with pytest.raises(ModelDefinitionError, match="GSI2"):
+
+        class NotPopulated(Repository, table=shop):
+            lines = query(OrderLine, index="GSI2")
+
+    with pytest.raises(ModelDefinitionError, match="GSI3"):
+
+        class FullFromKeysOnly(Repository, table=shop):
+            orders = query(Order, index="GSI3")
+
+    with pytest.raises(ModelDefinitionError, match="partition"):
+
+        class Unshared(Repository, table=shop):
+            mixed = collection(Customer, OrderDetails)
+
+    with pytest.raises(ModelDefinitionError, match="Match"):
+
+        class OtherTable(Repository, table=shop):
+            matches = query(Match)
+
+    with pytest.raises(ModelDefinitionError, match="needs a table"):
+
+        class NoTable(Repository):
+            pass
+
+    assert game.name == "Game"
+
+
+def test_declared_signature_is_checked() -> None:
+    from singletable import Page
+
+    class Declared(Repository, table=shop):
+        @query(Order, order="desc")
+        def orders(self, *, customer_id: str, limit: int | None = None) -> Page[Order]: ...
+
+    params = Declared(client=None).orders.params(customer_id="42", limit=3)
+    assert params["Limit"] == 4 and params["ScanIndexForward"] is False
+
+    with pytest.raises(ModelDefinitionError, match="customer_idd"):
+
+        class Misspelt(Repository, table=shop):
+            @query(Order)
+            def orders(self, *, customer_idd: str) -> Page[Order]: ...
+
+    with pytest.raises(ModelDefinitionError, match="customer_id"):
+
+        class Missing(Repository, table=shop):
+            @query(Order)
+            def orders(self, *, limit: int | None = None) -> Page[Order]: ...
+
+
+def test_where_condition_with_literal_values_is_placeholdered() -> None:
+    class Filtered(Repository, table=shop):
+        odd = query(
+            Order,
+            where=(Attr("status").is_in(Status.PENDING, Status.SHIPPED) & Attr("total").gt(5))
+            | ~Attr("customer_name").begins_with("Z"),
+        )
+
+    params = Filtered(client=None).odd.params(customer_id="1")
+    assert_placeholders_only(params)
+    values = [v for k, v in params["ExpressionAttributeValues"].items() if k.startswith(":fv")]
+    assert values == [{"S": "PENDING"}, {"S": "SHIPPED"}, {"N": "5"}, {"S": "Z"}]
+    assert {"status", "total", "customer_name"} <= set(params["ExpressionAttributeNames"].values())
+
+
+def test_explain_rows_describe_every_pattern() -> None:
+    rows = {row.pattern: row for row in Shop.explain()}
+    assert rows["customer"].operation == "GetItem"
+    assert rows["customer"].key_condition == "PK = CUSTOMER#{customer_id} AND SK = PROFILE"
+    assert rows["orders_by_status"].index == "GSI1"
+    assert rows["customer_orders"].order == "desc"
+    assert "begins_with(SK, ORDER#)" in rows["customer_orders"].key_condition
+    assert rows["order_with_lines"].entity_types == ("ORDER_DETAILS", "ORDER_LINE")
+    assert rows["big_orders"].filter == "total >= {min_total}"
+    assert rows["order_by_id"].operation == "Query+BatchGetItem"
+    assert all(row.operation in ("GetItem", "Query", "Query+BatchGetItem") for row in rows.values())
