@@ -1,0 +1,10 @@
+"""The test suite's DynamoDB backends (moto in-process, moto server, dynalite) and helpers.
+
+The pytest plugin is ``moto_fixtures.plugin``; ``record(client)`` attaches a request recorder
+to any boto3 DynamoDB client.
+"""
+
+from .backends import ALL_FEATURES, Backend, features_for
+from .recorder import RequestRecorder, record
+
+__all__ = ["ALL_FEATURES", "Backend", "RequestRecorder", "features_for", "record"]
