@@ -12,7 +12,7 @@ from moto_fixtures.backends import Backend
 from singletable import Repository, Table
 from singletable.table import wait_until_active
 
-from .models import Leaderboard, Shop, game, shop
+from .models import Leaderboard, Shop, Store, game, shop
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -67,4 +67,10 @@ def shop_repo(make_repo: Callable[..., Any]) -> Shop:
 @pytest.fixture
 def game_repo(make_repo: Callable[..., Any]) -> Leaderboard:
     repo: Leaderboard = make_repo(Leaderboard, game)
+    return repo
+
+
+@pytest.fixture
+def store(make_repo: Callable[..., Any]) -> Store:
+    repo: Store = make_repo(Store, shop)
     return repo

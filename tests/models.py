@@ -10,6 +10,7 @@ from typing import Annotated
 from singletable import (
     GSI,
     Attr,
+    Transaction,
     CreatedAt,
     Entity,
     Index,
@@ -22,6 +23,7 @@ from singletable import (
     collection,
     get,
     query,
+    transaction,
 )
 
 shop = Table(
@@ -135,6 +137,69 @@ class Shop(Repository, table=shop):
     customer_home = collection(Customer, Order)
     order_with_lines = collection(OrderDetails, OrderLine)
     parcels_by_carrier = query(Parcel, index="GSI1", where=Attr("weight").gte(Param("min_weight")))
+
+
+class Product(Entity, table=shop, type="PRODUCT"):
+    product_id: str
+    name: str
+    category: str
+    price: Decimal
+    stock: int
+
+    class Keys:
+        pk = "PRODUCT#{product_id}"
+        sk = "DETAILS"
+        GSI1 = ("CATEGORY#{category}", "PRODUCT#{product_id}")
+
+
+class TeamMember(Entity, table=shop, type="TEAM_MEMBER"):
+    team_id: str
+    user_id: str
+    role: str
+
+    class Keys:
+        pk = "TEAM#{team_id}"
+        sk = "MEMBER#{user_id}"
+
+
+class UserTeam(Entity, table=shop, type="USER_TEAM"):
+    user_id: str
+    team_id: str
+    role: str
+
+    class Keys:
+        pk = "USER#{user_id}"
+        sk = "TEAM#{team_id}"
+
+
+class Store(Shop):
+    """The shop with its named multi-item writes."""
+
+    product = get(Product)
+    products_in_category = query(Product, index="GSI1")
+    team_members = query(TeamMember)
+    user_teams = query(UserTeam)
+
+    @transaction
+    def place_order(self, tx: Transaction, order: Order, lines: list[OrderLine]) -> None:
+        tx.create(order)
+        for line in lines:
+            tx.create(line)
+            tx.update(
+                Product,
+                product_id=line.product_id,
+                add={"stock": -line.quantity},
+                condition=Attr("stock").gte(line.quantity),
+            )
+
+    @transaction(token=lambda self, order, lines: f"order-{order.order_id}")
+    def place_order_once(self, tx: Transaction, order: Order, lines: list[OrderLine]) -> None:
+        self.place_order(order, lines)  # joins this transaction
+
+    @transaction
+    def join_team(self, tx: Transaction, user_id: str, team_id: str, role: str) -> None:
+        tx.create(TeamMember(team_id=team_id, user_id=user_id, role=role))
+        tx.create(UserTeam(user_id=user_id, team_id=team_id, role=role))
 
 
 game = Table(

@@ -41,15 +41,15 @@ def put_raw(repo: Any, entity: Any) -> None:
 
 
 def order(i: int, customer: str = "42", status: Status = Status.PENDING, **kw: Any) -> Order:
-    return Order(
-        customer_id=customer,
-        order_id=f"A{i:03d}",
-        created_at=kw.pop("created_at", BASE + i * DAY),
-        status=status,
-        total=Decimal("10.50") + i,
-        customer_name="Ann",
-        **kw,
-    )
+    fields: dict[str, Any] = {
+        "customer_id": customer,
+        "order_id": f"A{i:03d}",
+        "created_at": BASE + i * DAY,
+        "status": status,
+        "total": Decimal("10.50") + i,
+        "customer_name": "Ann",
+    }
+    return Order(**{**fields, **kw})
 
 
 def test_get_customer(shop_repo: Shop, recorder: Any) -> None:

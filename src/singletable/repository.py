@@ -166,6 +166,8 @@ class Repository:
             return self._executor.call(op.operation, params, pattern=pattern)
         except ServiceError as exc:
             if exc.aws_code == "ConditionalCheckFailedException":
+                # DynamoDB returns the current item with the failure (ALL_OLD), so one request
+                # tells a missing item from a version conflict or a failed condition.
                 raise op.fail(exc.response.get("Item")) from exc
             raise
 

@@ -1,0 +1,386 @@
+"""Writes over the backends: the seed workflows, key maintenance, markers, refusals.
+
+Every refusal asserts the exception, the culprit in its message and that nothing was written
+(the table content is compared before and after).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from singletable import Attr
+from singletable.errors import (
+    AlreadyExists,
+    ConditionFailed,
+    InvalidRequestError,
+    ItemTooLargeError,
+    KeyTemplateError,
+    NotFound,
+    TransactionCanceled,
+    UniqueConstraintViolation,
+    VersionConflict,
+)
+
+from .conftest import NOW
+from .models import (
+    Customer,
+    Order,
+    OrderLine,
+    Product,
+    Status,
+    Store,
+    TeamMember,
+    UserTeam,
+)
+from .test_reads import BASE, DAY, order
+
+transactions = pytest.mark.requires("transactions")
+
+
+def table_items(repo: Any) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every stored item by (PK, SK), read with the raw client."""
+    items: dict[tuple[str, str], dict[str, Any]] = {}
+    kwargs: dict[str, Any] = {"TableName": repo.table_name, "ConsistentRead": True}
+    while True:
+        page = repo.client.scan(**kwargs)
+        for item in page["Items"]:
+            items[(item["PK"]["S"], item["SK"]["S"])] = item
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def product(pid: str = "p1", stock: int = 5) -> Product:
+    return Product(product_id=pid, name=pid.upper(), category="tools", price=Decimal("9.99"),
+                   stock=stock)
+
+
+def line(order_id: str, pid: str, quantity: int) -> OrderLine:
+    return OrderLine(order_id=order_id, product_id=pid, quantity=quantity, price=Decimal("9.99"),
+                     product_name=pid.upper())
+
+
+# -- seed workflows ---------------------------------------------------------------------------
+
+
+@transactions
+def test_place_order_is_one_transaction(store: Store, recorder: Any) -> None:
+    store.put(product("p1", stock=5))
+    store.put(product("p2", stock=1))
+    new = order(1)
+    with recorder.expect("TransactWriteItems"):
+        store.place_order(new, [line(new.order_id, "p1", 2), line(new.order_id, "p2", 1)])
+    request = recorder.calls[0][1]
+    assert len(request["TransactItems"]) == 5
+    assert 1 <= len(request["ClientRequestToken"]) <= 36
+    assert "attribute_not_exists" in request["TransactItems"][0]["Put"]["ConditionExpression"]
+    assert store.product(product_id="p1").stock == 3  # type: ignore[union-attr]
+    assert store.product(product_id="p2").stock == 0  # type: ignore[union-attr]
+    assert [o.order_id for o in store.customer_orders(customer_id="42")] == ["A001"]
+    assert len(store.order_with_lines(order_id="A001").all(OrderLine)) == 2
+
+
+@transactions
+def test_insufficient_stock_cancels_everything(store: Store, recorder: Any) -> None:
+    store.put(product("p1", stock=5))
+    store.put(product("p2", stock=1))
+    before = table_items(store)
+    new = order(2)
+    with recorder.expect("TransactWriteItems"), pytest.raises(TransactionCanceled) as caught:
+        store.place_order(new, [line(new.order_id, "p1", 2), line(new.order_id, "p2", 3)])
+    failed = [r for r in caught.value.reasons if r.failed]
+    assert [(r.index, r.kind, r.entity_type) for r in failed] == [(4, "update", "PRODUCT")]
+    assert failed[0].code == "ConditionalCheckFailed"
+    assert "PRODUCT#p2" in failed[0].key
+    assert isinstance(failed[0].error, ConditionFailed)
+    assert len(caught.value.reasons) == 5
+    assert [r.kind for r in caught.value.reasons] == ["create", "create", "update", "create",
+                                                      "update"]
+    assert not caught.value.retryable
+    assert "PRODUCT" in str(caught.value)
+    assert table_items(store) == before
+
+
+@transactions
+def test_team_membership_two_items_one_transaction(store: Store, recorder: Any) -> None:
+    with recorder.expect("TransactWriteItems"):
+        store.join_team("u1", "t1", "admin")
+    assert [m.user_id for m in store.team_members(team_id="t1")] == ["u1"]
+    assert [t.team_id for t in store.user_teams(user_id="u1")] == ["t1"]
+    with pytest.raises(TransactionCanceled) as caught:
+        store.join_team("u1", "t1", "member")
+    assert isinstance(caught.value.reasons[0].error, AlreadyExists)
+
+
+def test_shipping_moves_order_between_index_partitions(store: Store, recorder: Any) -> None:
+    placed = store.create(order(3))
+    assert [o.order_id for o in store.pending_orders()] == ["A003"]
+    with recorder.expect("UpdateItem"):
+        shipped = store.update(placed, status=Status.SHIPPED)
+    assert shipped.status is Status.SHIPPED
+    assert list(store.pending_orders()) == []
+    assert [o.order_id for o in store.orders_by_status(status=Status.SHIPPED)] == ["A003"]
+    assert list(store.orders_by_status(status=Status.PENDING)) == []
+    item = table_items(store)[("CUSTOMER#42", f"ORDER#{placed.created_at:%Y-%m-%dT%H:%M:%S.%fZ}#A003")]
+    assert "GSI2PK" not in item and "GSI2SK" not in item
+    assert item["GSI1PK"] == {"S": "STATUS#SHIPPED"}
+    # Back to pending: the sparse index attributes come back.
+    store.update(shipped, status=Status.PENDING)
+    assert [o.order_id for o in store.pending_orders()] == ["A003"]
+    # The keyword form knows every field feeding GSI1/GSI2 here (status alone + keys).
+    store.update(Order, customer_id="42", created_at=placed.created_at, order_id="A003",
+                 set={"status": "SHIPPED"})
+    assert list(store.pending_orders()) == []
+
+
+# -- single-item semantics --------------------------------------------------------------------
+
+
+def test_create_put_read_back_identity(store: Store, recorder: Any) -> None:
+    with recorder.expect("PutItem"):
+        stored = store.create(order(4, expires_at=NOW + timedelta(days=1, microseconds=123)))
+    assert stored.expires_at == NOW + timedelta(days=1)  # TTL stored in whole seconds
+    read = store.orders_oldest_first(customer_id="42").items[0]
+    assert read.model_dump() == stored.model_dump()
+    with pytest.raises(AlreadyExists, match="CUSTOMER#42"):
+        store.create(order(4))
+    replaced = store.put(order(4, status=Status.CANCELLED))
+    assert store.orders_oldest_first(customer_id="42").items[0] == replaced
+
+
+def test_failed_write_is_classified_in_one_request(store: Store, recorder: Any) -> None:
+    """ReturnValuesOnConditionCheckFailure tells AlreadyExists/NotFound/VersionConflict apart
+    without a second request."""
+    stored = store.create(order(4))
+    with recorder.expect("PutItem"), pytest.raises(AlreadyExists) as caught:
+        store.create(order(4))
+    assert caught.value.item == stored
+    with recorder.expect("UpdateItem"), pytest.raises(NotFound):
+        store.update(order(5), customer_name="x")
+
+
+def test_create_over_expired_item_succeeds(store: Store, clock: Any) -> None:
+    store.create(order(5, expires_at=NOW + timedelta(minutes=1)))
+    clock.now = NOW + timedelta(minutes=5)
+    again = store.create(order(5, total=Decimal(1)))
+    assert again.total == 1 and again.expires_at is None
+    assert [o.total for o in store.orders_oldest_first(customer_id="42")] == [1]
+
+
+def test_update_must_exist_and_upsert(store: Store, clock: Any) -> None:
+    key = {"customer_id": "42", "created_at": BASE, "order_id": "A000"}
+    before = table_items(store)
+    with pytest.raises(NotFound, match="A000"):
+        store.update(Order, **key, set={"customer_name": "Bob"})
+    assert table_items(store) == before
+    with pytest.raises(InvalidRequestError, match="status"):
+        store.update(Order, **key, set={"customer_name": "Bob"}, upsert=True)
+    made = store.update(Order, **key, set={"customer_name": "Bob", "status": "PENDING",
+                                            "total": Decimal(3)}, upsert=True)
+    assert made.customer_name == "Bob" and made.total == 3
+    assert [o.order_id for o in store.pending_orders()] == ["A000"]
+    # An expired item counts as absent for update's must-exist check.
+    expiring = store.create(order(7, expires_at=NOW + timedelta(minutes=1)))
+    clock.now = NOW + timedelta(minutes=2)
+    with pytest.raises(NotFound):
+        store.update(expiring, customer_name="late")
+
+
+def test_update_keyword_form_operators(store: Store) -> None:
+    store.put(product("p1", stock=5))
+    updated = store.update(Product, product_id="p1", add={"stock": 3}, set={"name": "Drill"})
+    assert (updated.stock, updated.name) == (8, "Drill")
+    with pytest.raises(ConditionFailed) as caught:
+        store.update(Product, product_id="p1", add={"stock": -10},
+                     condition=Attr("stock").gte(10))
+    assert caught.value.item == updated  # the current item, decoded
+
+
+def test_update_refuses_stale_or_partial_keys(store: Store) -> None:
+    placed = store.create(order(8))
+    before = table_items(store)
+    # GSI1 and GSI2 sort keys need created_at and order_id, which the keys give; the pk needs
+    # status. Changing created_at is a primary-key change: refused, pointing to move().
+    with pytest.raises(InvalidRequestError, match="created_at.*move"):
+        store.update(placed, created_at=BASE)
+    with pytest.raises(InvalidRequestError, match="order_id"):
+        store.update(Order, customer_id="42", created_at=placed.created_at, order_id="A008",
+                     set={"order_id": "B"})
+    assert table_items(store) == before
+
+
+def test_update_keyword_form_needs_every_template_field(store: Store) -> None:
+    from tests.models import Parcel
+
+    store.create(Parcel(customer_id="42", parcel_id="x", carrier="ups", shipped_at=BASE,
+                        weight=3))
+    before = table_items(store)
+    with pytest.raises(KeyTemplateError, match="shipped_at"):
+        store.update(Parcel, customer_id="42", parcel_id="x", set={"carrier": "dhl"})
+    assert table_items(store) == before
+    moved = store.update(Parcel, customer_id="42", parcel_id="x",
+                         set={"carrier": "dhl", "shipped_at": BASE + DAY})
+    assert moved.carrier == "dhl"
+    assert [p.parcel_id for p in store.parcels_by_carrier(carrier="dhl", min_weight=0)] == ["x"]
+    assert list(store.parcels_by_carrier(carrier="ups", min_weight=0)) == []
+
+
+def test_stale_instance_update_raises_instead_of_writing_a_stale_key(store: Store) -> None:
+    from tests.models import Parcel
+
+    first = store.create(Parcel(customer_id="42", parcel_id="y", carrier="ups",
+                                shipped_at=BASE, weight=3))
+    store.update(first, shipped_at=BASE + DAY)  # another writer moved the shipping time
+    before = table_items(store)
+    with pytest.raises(ConditionFailed):
+        store.update(first, carrier="dhl")  # would derive GSI1SK from the stale shipped_at
+    assert table_items(store) == before
+
+
+def test_delete_returns_old_item(store: Store, recorder: Any) -> None:
+    placed = store.create(order(9))
+    with recorder.expect("DeleteItem"):
+        old = store.delete(placed)
+    assert old == placed
+    assert store.delete(Order, customer_id="42", created_at=placed.created_at,
+                        order_id="A009") is None
+    with pytest.raises(NotFound, match="A009"):
+        store.delete(placed, must_exist=True)
+
+
+def test_items_never_mutate_their_input(store: Store) -> None:
+    original = order(10)
+    snapshot = original.model_dump()
+    store.create(original)
+    store.update(original, customer_name="changed")
+    assert original.model_dump() == snapshot
+
+
+def test_oversize_item_refused_before_sending(store: Store, recorder: Any) -> None:
+    big = order(11, customer_name="x" * 410_000)
+    with recorder.expect(), pytest.raises(ItemTooLargeError, match="CUSTOMER#42"):
+        store.create(big)
+    assert table_items(store) == {}
+
+
+# -- markers ----------------------------------------------------------------------------------
+
+
+@transactions
+def test_version_created_updated(store: Store, clock: Any) -> None:
+    ann = store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    assert ann.version == 1 and ann.created == NOW and ann.updated == NOW
+    clock.now = NOW + timedelta(hours=1)
+    renamed = store.update(ann, name="Anna")
+    assert renamed.version == 2
+    assert renamed.created == NOW and renamed.updated == NOW + timedelta(hours=1)
+    before = table_items(store)
+    with pytest.raises(VersionConflict, match="Customer"):
+        store.update(ann, name="stale")  # ann is at version 1, the item at 2
+    with pytest.raises(VersionConflict):
+        store.put(ann)
+    assert table_items(store) == before
+    put_back = store.put(renamed.model_copy(update={"name": "Put"}))
+    assert put_back.version == 3 and put_back.created == NOW
+    read = store.customer(customer_id="1")
+    assert read is not None and read.model_dump() == put_back.model_dump()
+
+
+@transactions
+def test_unique_guard_lifecycle(store: Store, recorder: Any) -> None:
+    with recorder.expect("TransactWriteItems"):
+        ann = store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    guards = [k for k in table_items(store) if k[0].startswith("__unique__")]
+    assert len(guards) == 1 and "ann@example.com" in guards[0][0]
+    before = table_items(store)
+    with pytest.raises(UniqueConstraintViolation, match="email"):
+        store.create(Customer(customer_id="2", name="Bob", email="ann@example.com"))
+    assert table_items(store) == before
+    ann2 = store.update(ann, email="ann@new.example")
+    assert ann2.email == "ann@new.example"
+    guards = sorted(k[0] for k in table_items(store) if k[0].startswith("__unique__"))
+    assert guards == ["__unique__#CUSTOMER#email#ann@new.example"]
+    bob = store.create(Customer(customer_id="2", name="Bob", email="ann@example.com"))
+    with pytest.raises(UniqueConstraintViolation):
+        store.update(bob, email="ann@new.example")
+    store.delete(bob)
+    guards = sorted(k[0] for k in table_items(store) if k[0].startswith("__unique__"))
+    assert guards == ["__unique__#CUSTOMER#email#ann@new.example"]
+    # Guards are never returned by reads.
+    assert store.customer_by_email(email="ann@new.example") == store.customer(customer_id="1")
+
+
+@transactions
+def test_move_changes_primary_key(store: Store) -> None:
+    ann = store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    moved = store.move(ann, customer_id="9")
+    assert moved.customer_id == "9" and moved.version == 2
+    assert store.customer(customer_id="1") is None
+    assert store.customer(customer_id="9") == moved
+    with pytest.raises(UniqueConstraintViolation):
+        store.create(Customer(customer_id="3", name="C", email="ann@example.com"))
+    store.delete(moved)
+    assert not [k for k in table_items(store) if k[0].startswith("__unique__")]
+
+
+# -- transactions -----------------------------------------------------------------------------
+
+
+def test_transaction_limits_checked_before_sending(store: Store, recorder: Any) -> None:
+    with recorder.expect(), pytest.raises(InvalidRequestError, match="101"):
+        with store.transaction() as tx:
+            for i in range(101):
+                tx.create(product(f"p{i}"))
+    with recorder.expect(), pytest.raises(InvalidRequestError, match="PRODUCT#p1"):
+        with store.transaction() as tx:
+            tx.create(product("p1"))
+            tx.update(Product, product_id="p1", add={"stock": 1})
+    with recorder.expect(), pytest.raises(RuntimeError):
+        with store.transaction() as tx:
+            tx.create(product("p1"))
+            raise RuntimeError("nothing may be sent")
+    assert table_items(store) == {}
+
+
+@transactions
+def test_idempotency_token_from_arguments(store: Store, recorder: Any) -> None:
+    store.put(product("p1", stock=5))
+    new = order(12)
+    store.place_order_once(new, [line(new.order_id, "p1", 1)])
+    assert recorder.calls[-1][1]["ClientRequestToken"] == "order-A012"
+    assert recorder.operations.count("TransactWriteItems") == 1
+
+
+def test_batch_refuses_unsafe_entities(store: Store, recorder: Any) -> None:
+    with recorder.expect(), pytest.raises(InvalidRequestError, match="version"):
+        store.batch_put([Customer(customer_id="1", name="Ann", email="a@b.c")])
+    stored = store.batch_put([Customer(customer_id="1", name="Ann", email="a@b.c")], unsafe=True)
+    assert stored[0].version == 1
+    assert store.batch_get([(Customer, {"customer_id": "1"})]) == stored
+
+
+def test_batches_round_trip_in_input_order(store: Store) -> None:
+    products = [product(f"p{i:02d}", stock=i) for i in range(60)]
+    store.batch_put(products)
+    refs = [(Product, {"product_id": f"p{i:02d}"}) for i in (59, 3, 3, 17, 99)]
+    assert [p.product_id for p in store.batch_get(refs)] == ["p59", "p03", "p17"]
+    store.batch_delete([(Product, {"product_id": f"p{i:02d}"}) for i in range(0, 60, 2)])
+    assert len(table_items(store)) == 30
+
+
+def test_naive_datetime_key_is_refused(store: Store) -> None:
+    with pytest.raises((KeyTemplateError, ValueError)):
+        store.create(order(13, created_at=datetime(2026, 1, 1)))
+    assert table_items(store) == {}
+
+
+def test_batch_of_mixed_types(store: Store) -> None:
+    stored = store.batch_put([TeamMember(team_id="t", user_id="u", role="r"),
+                              UserTeam(user_id="u", team_id="t", role="r")])
+    assert [type(e) for e in stored] == [TeamMember, UserTeam]
+    assert store.batch_get([(UserTeam, {"user_id": "u", "team_id": "t"}),
+                            (TeamMember, {"team_id": "t", "user_id": "u"})]) == stored[::-1]
