@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from botocore.exceptions import ClientError, ParamValidationError
-from moto_fixtures.backends import Backend, wipe_tables
+from moto_fixtures.backends import Backend, features_for, wipe_tables
 from moto_fixtures.divergences import KNOWN_DIVERGENCES
 from moto_fixtures.plugin import RequestRecorder, record
 
@@ -265,13 +265,14 @@ def test_requires_marker_skips_with_reason(request: pytest.FixtureRequest) -> No
     if not items:
         pytest.skip("test_requires_marker_runs_where_supported is not collected")
     for i in items:
-        skip = i.get_closest_marker("skip")
-        if i.callspec.params["backend"] == "dynalite":
-            assert skip is not None
-            reasons = {m.kwargs.get("reason") for m in i.iter_markers("skip")}
-            assert "dynalite does not support transactions" in reasons
+        name = i.callspec.params["backend"]
+        reasons = {m.kwargs.get("reason") for m in i.iter_markers("skip")}
+        if "transactions" in features_for(name):
+            assert f"{name} does not support transactions" not in reasons
         else:
-            assert skip is None
+            assert f"{name} does not support transactions" in reasons
+    if any(i.callspec.params["backend"] == "dynalite" for i in items):
+        assert "transactions" not in features_for("dynalite")
 
 
 @pytest.mark.backend("inproc")

@@ -20,11 +20,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import boto3
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from .table import Table
 
 __all__ = ["local_table"]
+
+_session: boto3.session.Session | None = None
 
 MOTO_MISSING = (
     "local_table() needs moto, which is not installed: "
@@ -58,14 +61,18 @@ def local_table(
     import boto3
     from botocore.config import Config
 
+    global _session
+    if _session is None:
+        # created after moto is imported, so it carries moto's request interceptor; reused,
+        # because the first client of a session costs ~50 ms and the next ones ~2 ms
+        _session = boto3.session.Session()
     mock = moto.mock_aws()
     mock.start()
     try:
         # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not lead the client away from
         # moto (the option is missing from botocore-stubs, hence the dict)
         options: dict[str, Any] = {"ignore_configured_endpoint_urls": True}
-        # a fresh session, created after moto is imported, so it carries moto's interceptor
-        client: DynamoDBClient = boto3.session.Session().client(
+        client: DynamoDBClient = _session.client(
             "dynamodb",
             region_name=region,
             aws_access_key_id="testing",
