@@ -21,7 +21,8 @@ from botocore.awsrequest import AWSResponse
 
 def withhold_batch_requests(client: Any, operation: str, *, times: int, withhold: int) -> None:
     """For the next ``times`` calls of ``operation``, keep the last ``withhold`` requests back
-    (at least one request is always sent) and report them as unprocessed."""
+    and report them as unprocessed. The rest really executes; when every request is withheld,
+    nothing is sent (the call is answered at ``before-call``)."""
     left = {"n": times}
     is_write = operation == "BatchWriteItem"
 
@@ -31,37 +32,63 @@ def withhold_batch_requests(client: Any, operation: str, *, times: int, withhold
         left["n"] -= 1
         params["RequestItems"] = items = copy.deepcopy(params["RequestItems"])
         table = next(iter(items))
-        if is_write:
-            requests = items[table]
-            held = requests[len(requests) - min(withhold, len(requests) - 1) :]
-            del requests[len(requests) - len(held) :]
-            context["withheld"] = (table, held)
+        requests = items[table] if is_write else items[table]["Keys"]
+        count = min(withhold, len(requests))
+        held = requests[len(requests) - count :]
+        extra = {} if is_write else {k: v for k, v in items[table].items() if k != "Keys"}
+        context["withheld"] = (table, held, extra)
+        if count < len(requests):
+            del requests[len(requests) - count :]
         else:
-            keys = items[table]["Keys"]
-            held = keys[len(keys) - min(withhold, len(keys) - 1) :]
-            del keys[len(keys) - len(held) :]
-            extra = {k: v for k, v in items[table].items() if k != "Keys"}
-            context["withheld"] = (table, held, extra)
+            context["withhold_all"] = True
 
-    def after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
-        withheld = context.pop("withheld", None)
-        if not withheld or not withheld[1]:
+    def unprocessed(
+        parsed: dict[str, Any], withheld: tuple[str, list[Any], dict[str, Any]]
+    ) -> None:
+        table, held, extra = withheld
+        if not held:
             return
         if is_write:
-            table, held = withheld
             parsed.setdefault("UnprocessedItems", {}).setdefault(table, []).extend(held)
         else:
-            table, held, extra = withheld
             entry = parsed.setdefault("UnprocessedKeys", {}).setdefault(table, {"Keys": []})
             entry["Keys"].extend(held)
             entry.update(extra)
 
+    def short_circuit(context: dict[str, Any], **_: Any) -> tuple[Any, dict[str, Any]] | None:
+        if not context.pop("withhold_all", False):
+            return None
+        parsed: dict[str, Any] = {
+            "UnprocessedItems" if is_write else "UnprocessedKeys": {},
+            "ResponseMetadata": {"HTTPStatusCode": 200, "RetryAttempts": 0},
+        }
+        if not is_write:
+            parsed["Responses"] = {}
+        unprocessed(parsed, context.pop("withheld"))
+        return _FakeHttp(), parsed
+
+    def after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        withheld = context.pop("withheld", None)
+        if withheld is not None:
+            unprocessed(parsed, withheld)
+
     client.meta.events.register(f"before-parameter-build.dynamodb.{operation}", before)
+    client.meta.events.register_first(f"before-call.dynamodb.{operation}", short_circuit)
     client.meta.events.register(f"after-call.dynamodb.{operation}", after)
 
 
+class _FakeHttp:
+    status_code = 200
+    headers: dict[str, str] = {}
+
+
 def raise_client_error(
-    client: Any, operation: str, code: str, *, times: int = 1, message: str = "injected",
+    client: Any,
+    operation: str,
+    code: str,
+    *,
+    times: int = 1,
+    message: str = "injected",
     **extra: Any,
 ) -> dict[str, int]:
     """Raise a modeled ``code`` error for the next ``times`` calls (nothing is sent).

@@ -7,8 +7,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import pytest
-
 from moto_fixtures.backends import Backend
+
 from singletable import Repository, Table
 from singletable.table import wait_until_active
 

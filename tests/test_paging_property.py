@@ -37,9 +37,7 @@ def write_all(repo: Any, entities: list[Any]) -> None:
 @st.composite
 def partitions(draw: st.DrawFn) -> dict[str, Any]:
     count = draw(st.integers(0, 150))
-    minutes = draw(
-        st.lists(st.integers(0, 10_000), min_size=count, max_size=count, unique=True)
-    )
+    minutes = draw(st.lists(st.integers(0, 10_000), min_size=count, max_size=count, unique=True))
     totals = draw(st.lists(st.integers(0, 99), min_size=count, max_size=count))
     statuses = draw(st.lists(st.sampled_from(list(Status)), min_size=count, max_size=count))
     notes = draw(st.lists(st.integers(0, 10_000), max_size=40, unique=True))
@@ -69,8 +67,9 @@ def build(data: dict[str, Any]) -> tuple[str, list[Order], list[Any]]:
         for i, (m, t, s) in enumerate(zip(data["minutes"], data["totals"], data["statuses"]))
     ]
     foreign: list[Any] = [
-        OrderNote(customer_id=customer, created_at=BASE + timedelta(minutes=m), note_id=str(m),
-                  text="n")
+        OrderNote(
+            customer_id=customer, created_at=BASE + timedelta(minutes=m), note_id=str(m), text="n"
+        )
         for m in data["notes"]
     ]
     foreign.append(Customer(customer_id=customer, name="x", email=f"{customer}@example.com"))
@@ -116,7 +115,7 @@ def test_pages_union_equals_single_shot_on_table(shop_repo: Shop, data: dict[str
 @PAGING
 @given(data=partitions())
 def test_pages_union_equals_single_shot_on_gsi(shop_repo: Shop, data: dict[str, Any]) -> None:
-    customer, orders, foreign = build(data)
+    customer, _, foreign = build(data)
     carrier = f"k-{customer}"
     # Parcels of two customers in one carrier partition, many sharing a shipping minute: the
     # index key alone is not unique, so the cursor must carry the table key too.
@@ -132,9 +131,7 @@ def test_pages_union_equals_single_shot_on_gsi(shop_repo: Shop, data: dict[str, 
     ]
     write_all(shop_repo, parcels + foreign)
     min_weight = data["min_total"] or 0
-    expected = sorted(
-        (p for p in parcels if p.weight >= min_weight), key=lambda p: p.shipped_at
-    )
+    expected = sorted((p for p in parcels if p.weight >= min_weight), key=lambda p: p.shipped_at)
     got = collect(
         lambda **kw: shop_repo.parcels_by_carrier(carrier=carrier, min_weight=min_weight, **kw),
         data["limit"],

@@ -95,15 +95,26 @@ def test_orders_between_two_dates_inclusive(shop_repo: Shop, recorder: Any) -> N
 
 
 def test_order_with_lines_is_one_collection_query(shop_repo: Shop, recorder: Any) -> None:
-    put_raw(shop_repo, OrderDetails(order_id="O1", shipping_address="1 Main St", payment_method="card"))
+    put_raw(
+        shop_repo, OrderDetails(order_id="O1", shipping_address="1 Main St", payment_method="card")
+    )
     for product, qty in (("prod-b", 2), ("prod-a", 1), ("prod-c", 5)):
         put_raw(
             shop_repo,
-            OrderLine(order_id="O1", product_id=product, quantity=qty, price=Decimal("3.5"),
-                      product_name=product.upper()),
+            OrderLine(
+                order_id="O1",
+                product_id=product,
+                quantity=qty,
+                price=Decimal("3.5"),
+                product_name=product.upper(),
+            ),
         )
-    put_raw(shop_repo, OrderLine(order_id="O2", product_id="prod-z", quantity=1, price=Decimal(1),
-                                 product_name="Z"))
+    put_raw(
+        shop_repo,
+        OrderLine(
+            order_id="O2", product_id="prod-z", quantity=1, price=Decimal(1), product_name="Z"
+        ),
+    )
     with recorder.expect("Query"):
         result = shop_repo.order_with_lines(order_id="O1")
     details = result.one(OrderDetails)
@@ -117,7 +128,6 @@ def test_orders_by_status_on_gsi1(shop_repo: Shop, recorder: Any) -> None:
     with recorder.expect("Query"):
         shipped = shop_repo.orders_by_status(status=Status.SHIPPED)
     assert [o.order_id for o in shipped] == ["A001", "A003", "A005"]
-    assert recorder.calls == [] or True
     params = shop_repo.orders_by_status.params(status="SHIPPED")
     assert params["IndexName"] == "GSI1"
     pending = shop_repo.pending_orders()
@@ -159,8 +169,13 @@ def test_player_by_handle_and_recent_matches(game_repo: Leaderboard, recorder: A
     for hour, result in ((11, "loss"), (14, "win"), (9, "win")):
         put_raw(
             game_repo,
-            Match(player_id="u8231", played_at=datetime(2026, 6, 23, hour, tzinfo=timezone.utc),
-                  result=result, rating_delta=18 if result == "win" else -15, map_id="m1"),
+            Match(
+                player_id="u8231",
+                played_at=datetime(2026, 6, 23, hour, tzinfo=timezone.utc),
+                result=result,
+                rating_delta=18 if result == "win" else -15,
+                map_id="m1",
+            ),
         )
     with recorder.expect("Query"):
         player = game_repo.player_by_handle(handle="nighthawk")
@@ -248,8 +263,10 @@ def test_expired_items_are_never_returned(shop_repo: Shop, recorder: Any, clock:
     assert first is not None and first.order_id == "A001"
     clock.now = NOW + timedelta(hours=2)
     assert [o.order_id for o in shop_repo.orders_oldest_first(customer_id="42")] == ["A002"]
-    refs = [(Order, {"customer_id": "42", "created_at": BASE + i * DAY, "order_id": f"A{i:03d}"})
-            for i in range(3)]
+    refs = [
+        (Order, {"customer_id": "42", "created_at": BASE + i * DAY, "order_id": f"A{i:03d}"})
+        for i in range(3)
+    ]
     assert [o.order_id for o in shop_repo.batch_get(refs)] == ["A002"]
 
 
@@ -290,8 +307,9 @@ def test_cursor_misuse_raises_invalid_cursor(make_repo: Any) -> None:
     token = old.orders_oldest_first(customer_id="42", limit=1).cursor
     assert token is not None
     # Rotation: signed with "old", accepted by a repository that signs with "new".
-    assert [o.order_id for o in signed.orders_oldest_first(customer_id="42", limit=1,
-                                                            cursor=token)] == ["A001"]
+    assert [
+        o.order_id for o in signed.orders_oldest_first(customer_id="42", limit=1, cursor=token)
+    ] == ["A001"]
     with pytest.raises(InvalidCursor):
         other.orders_oldest_first(customer_id="42", limit=1, cursor=token)
     with pytest.raises(InvalidCursor):

@@ -55,13 +55,19 @@ def table_items(repo: Any) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def product(pid: str = "p1", stock: int = 5) -> Product:
-    return Product(product_id=pid, name=pid.upper(), category="tools", price=Decimal("9.99"),
-                   stock=stock)
+    return Product(
+        product_id=pid, name=pid.upper(), category="tools", price=Decimal("9.99"), stock=stock
+    )
 
 
 def line(order_id: str, pid: str, quantity: int) -> OrderLine:
-    return OrderLine(order_id=order_id, product_id=pid, quantity=quantity, price=Decimal("9.99"),
-                     product_name=pid.upper())
+    return OrderLine(
+        order_id=order_id,
+        product_id=pid,
+        quantity=quantity,
+        price=Decimal("9.99"),
+        product_name=pid.upper(),
+    )
 
 
 # -- seed workflows ---------------------------------------------------------------------------
@@ -98,8 +104,13 @@ def test_insufficient_stock_cancels_everything(store: Store, recorder: Any) -> N
     assert "PRODUCT#p2" in failed[0].key
     assert isinstance(failed[0].error, ConditionFailed)
     assert len(caught.value.reasons) == 5
-    assert [r.kind for r in caught.value.reasons] == ["create", "create", "update", "create",
-                                                      "update"]
+    assert [r.kind for r in caught.value.reasons] == [
+        "create",
+        "create",
+        "update",
+        "create",
+        "update",
+    ]
     assert not caught.value.retryable
     assert "PRODUCT" in str(caught.value)
     assert table_items(store) == before
@@ -125,15 +136,22 @@ def test_shipping_moves_order_between_index_partitions(store: Store, recorder: A
     assert list(store.pending_orders()) == []
     assert [o.order_id for o in store.orders_by_status(status=Status.SHIPPED)] == ["A003"]
     assert list(store.orders_by_status(status=Status.PENDING)) == []
-    item = table_items(store)[("CUSTOMER#42", f"ORDER#{placed.created_at:%Y-%m-%dT%H:%M:%S.%fZ}#A003")]
+    item = table_items(store)[
+        ("CUSTOMER#42", f"ORDER#{placed.created_at:%Y-%m-%dT%H:%M:%S.%fZ}#A003")
+    ]
     assert "GSI2PK" not in item and "GSI2SK" not in item
     assert item["GSI1PK"] == {"S": "STATUS#SHIPPED"}
     # Back to pending: the sparse index attributes come back.
     store.update(shipped, status=Status.PENDING)
     assert [o.order_id for o in store.pending_orders()] == ["A003"]
     # The keyword form knows every field feeding GSI1/GSI2 here (status alone + keys).
-    store.update(Order, customer_id="42", created_at=placed.created_at, order_id="A003",
-                 set={"status": "SHIPPED"})
+    store.update(
+        Order,
+        customer_id="42",
+        created_at=placed.created_at,
+        order_id="A003",
+        set={"status": "SHIPPED"},
+    )
     assert list(store.pending_orders()) == []
 
 
@@ -179,8 +197,12 @@ def test_update_must_exist_and_upsert(store: Store, clock: Any) -> None:
     assert table_items(store) == before
     with pytest.raises(InvalidRequestError, match="status"):
         store.update(Order, **key, set={"customer_name": "Bob"}, upsert=True)
-    made = store.update(Order, **key, set={"customer_name": "Bob", "status": "PENDING",
-                                            "total": Decimal(3)}, upsert=True)
+    made = store.update(
+        Order,
+        **key,
+        set={"customer_name": "Bob", "status": "PENDING", "total": Decimal(3)},
+        upsert=True,
+    )
     assert made.customer_name == "Bob" and made.total == 3
     assert [o.order_id for o in store.pending_orders()] == ["A000"]
     # An expired item counts as absent for update's must-exist check.
@@ -195,8 +217,7 @@ def test_update_keyword_form_operators(store: Store) -> None:
     updated = store.update(Product, product_id="p1", add={"stock": 3}, set={"name": "Drill"})
     assert (updated.stock, updated.name) == (8, "Drill")
     with pytest.raises(ConditionFailed) as caught:
-        store.update(Product, product_id="p1", add={"stock": -10},
-                     condition=Attr("stock").gte(10))
+        store.update(Product, product_id="p1", add={"stock": -10}, condition=Attr("stock").gte(10))
     assert caught.value.item == updated  # the current item, decoded
 
 
@@ -205,25 +226,30 @@ def test_update_refuses_stale_or_partial_keys(store: Store) -> None:
     before = table_items(store)
     # GSI1 and GSI2 sort keys need created_at and order_id, which the keys give; the pk needs
     # status. Changing created_at is a primary-key change: refused, pointing to move().
-    with pytest.raises(InvalidRequestError, match="created_at.*move"):
+    with pytest.raises(InvalidRequestError, match=r"created_at.*move"):
         store.update(placed, created_at=BASE)
     with pytest.raises(InvalidRequestError, match="order_id"):
-        store.update(Order, customer_id="42", created_at=placed.created_at, order_id="A008",
-                     set={"order_id": "B"})
+        store.update(
+            Order,
+            customer_id="42",
+            created_at=placed.created_at,
+            order_id="A008",
+            set={"order_id": "B"},
+        )
     assert table_items(store) == before
 
 
 def test_update_keyword_form_needs_every_template_field(store: Store) -> None:
     from tests.models import Parcel
 
-    store.create(Parcel(customer_id="42", parcel_id="x", carrier="ups", shipped_at=BASE,
-                        weight=3))
+    store.create(Parcel(customer_id="42", parcel_id="x", carrier="ups", shipped_at=BASE, weight=3))
     before = table_items(store)
     with pytest.raises(KeyTemplateError, match="shipped_at"):
         store.update(Parcel, customer_id="42", parcel_id="x", set={"carrier": "dhl"})
     assert table_items(store) == before
-    moved = store.update(Parcel, customer_id="42", parcel_id="x",
-                         set={"carrier": "dhl", "shipped_at": BASE + DAY})
+    moved = store.update(
+        Parcel, customer_id="42", parcel_id="x", set={"carrier": "dhl", "shipped_at": BASE + DAY}
+    )
     assert moved.carrier == "dhl"
     assert [p.parcel_id for p in store.parcels_by_carrier(carrier="dhl", min_weight=0)] == ["x"]
     assert list(store.parcels_by_carrier(carrier="ups", min_weight=0)) == []
@@ -232,8 +258,9 @@ def test_update_keyword_form_needs_every_template_field(store: Store) -> None:
 def test_stale_instance_update_raises_instead_of_writing_a_stale_key(store: Store) -> None:
     from tests.models import Parcel
 
-    first = store.create(Parcel(customer_id="42", parcel_id="y", carrier="ups",
-                                shipped_at=BASE, weight=3))
+    first = store.create(
+        Parcel(customer_id="42", parcel_id="y", carrier="ups", shipped_at=BASE, weight=3)
+    )
     store.update(first, shipped_at=BASE + DAY)  # another writer moved the shipping time
     before = table_items(store)
     with pytest.raises(ConditionFailed):
@@ -246,8 +273,9 @@ def test_delete_returns_old_item(store: Store, recorder: Any) -> None:
     with recorder.expect("DeleteItem"):
         old = store.delete(placed)
     assert old == placed
-    assert store.delete(Order, customer_id="42", created_at=placed.created_at,
-                        order_id="A009") is None
+    assert (
+        store.delete(Order, customer_id="42", created_at=placed.created_at, order_id="A009") is None
+    )
     with pytest.raises(NotFound, match="A009"):
         store.delete(placed, must_exist=True)
 
@@ -331,18 +359,23 @@ def test_move_changes_primary_key(store: Store) -> None:
 
 
 def test_transaction_limits_checked_before_sending(store: Store, recorder: Any) -> None:
-    with recorder.expect(), pytest.raises(InvalidRequestError, match="101"):
-        with store.transaction() as tx:
-            for i in range(101):
-                tx.create(product(f"p{i}"))
-    with recorder.expect(), pytest.raises(InvalidRequestError, match="PRODUCT#p1"):
-        with store.transaction() as tx:
-            tx.create(product("p1"))
-            tx.update(Product, product_id="p1", add={"stock": 1})
-    with recorder.expect(), pytest.raises(RuntimeError):
-        with store.transaction() as tx:
-            tx.create(product("p1"))
-            raise RuntimeError("nothing may be sent")
+    with (
+        recorder.expect(),
+        pytest.raises(InvalidRequestError, match="101"),
+        store.transaction() as tx,
+    ):
+        for i in range(101):
+            tx.create(product(f"p{i}"))
+    with (
+        recorder.expect(),
+        pytest.raises(InvalidRequestError, match="PRODUCT#p1"),
+        store.transaction() as tx,
+    ):
+        tx.create(product("p1"))
+        tx.update(Product, product_id="p1", add={"stock": 1})
+    with recorder.expect(), pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.create(product("p1"))
+        raise RuntimeError("nothing may be sent")
     assert table_items(store) == {}
 
 
@@ -379,8 +412,19 @@ def test_naive_datetime_key_is_refused(store: Store) -> None:
 
 
 def test_batch_of_mixed_types(store: Store) -> None:
-    stored = store.batch_put([TeamMember(team_id="t", user_id="u", role="r"),
-                              UserTeam(user_id="u", team_id="t", role="r")])
+    stored = store.batch_put(
+        [
+            TeamMember(team_id="t", user_id="u", role="r"),
+            UserTeam(user_id="u", team_id="t", role="r"),
+        ]
+    )
     assert [type(e) for e in stored] == [TeamMember, UserTeam]
-    assert store.batch_get([(UserTeam, {"user_id": "u", "team_id": "t"}),
-                            (TeamMember, {"team_id": "t", "user_id": "u"})]) == stored[::-1]
+    assert (
+        store.batch_get(
+            [
+                (UserTeam, {"user_id": "u", "team_id": "t"}),
+                (TeamMember, {"team_id": "t", "user_id": "u"}),
+            ]
+        )
+        == stored[::-1]
+    )

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from singletable import Attr, Param, Repository, collection, get, query
+from singletable import Attr, Repository, collection, get, query
 from singletable.errors import KeyTemplateError, ModelDefinitionError
 from singletable.keys import SENTINEL
 from tests.models import (
@@ -40,8 +40,9 @@ def assert_placeholders_only(params: dict[str, Any]) -> None:
     for key in ("KeyConditionExpression", "FilterExpression", "ConditionExpression"):
         text = params.get(key, "")
         stripped = re.sub(r"[#:][A-Za-z0-9_]+", "", text)
-        stripped = re.sub(r"\b(AND|OR|NOT|BETWEEN|IN|begins_with|attribute_\w+|contains)\b", "",
-                          stripped)
+        stripped = re.sub(
+            r"\b(AND|OR|NOT|BETWEEN|IN|begins_with|attribute_\w+|contains)\b", "", stripped
+        )
         assert re.fullmatch(r"[\s()=<>,.\[\]0-9]*", stripped), (key, text)
     for placeholder in params.get("ExpressionAttributeValues", {}):
         assert placeholder.startswith(":")
@@ -113,7 +114,9 @@ def test_query_gt_excludes_equal_items_with_more_segments(repo: Shop) -> None:
 
 
 def test_query_string_datetime_is_coerced(repo: Shop) -> None:
-    params = repo.orders_oldest_first.params(customer_id="42", created_at="2026-06-01T12:00:00+02:00")
+    params = repo.orders_oldest_first.params(
+        customer_id="42", created_at="2026-06-01T12:00:00+02:00"
+    )
     assert params["ExpressionAttributeValues"][":sk"] == {"S": f"ORDER#{T0_TEXT}#"}
 
 
@@ -216,8 +219,10 @@ def test_hooks_add_consumed_capacity() -> None:
             ),
             "created_at",
         ),
-        (lambda r: r.customer_orders.params(customer_id="1", created_at=datetime(2026, 1, 1)),
-         "created_at"),
+        (
+            lambda r: r.customer_orders.params(customer_id="1", created_at=datetime(2026, 1, 1)),
+            "created_at",
+        ),
         (lambda r: r.customer.params(), "customer_id"),
     ],
 )
