@@ -337,7 +337,9 @@ class _KeyedPattern(Pattern):
         sk = self.plan.sk
         if sk is not None and keys.sk:
             prefix = self._static_prefix()
-            if prefix:
+            if not sk.fields:
+                text += f" AND {keys.sk} = {sk.text}"
+            elif prefix:
                 text += f" AND begins_with({keys.sk}, {prefix})"
             if sk.fields:
                 text += f" [+ {keys.sk} on {', '.join(sk.fields)}]"
