@@ -12,6 +12,7 @@ import base64
 import dataclasses
 import enum
 import math
+import re
 import types
 import typing
 import uuid
@@ -241,6 +242,7 @@ class Converter:
     may_omit: bool = False
     max_size: int | None = None  # bytes of any encoded value, when bounded
     size_expr: str | None = None  # an upper bound of the encoded ``av``'s size
+    nested: ModelCodec | None = None  # a pydantic model stored as a map
 
 
 def _scalar(
@@ -295,7 +297,8 @@ def converter_for(annotation: Any, *, where: str = "") -> Converter:
         return _DYNAMIC
     if origin is Literal:
         if all(isinstance(v, str) for v in args):
-            return _scalar("S", _str_of_enum, _identity, _ENUM_S)
+            longest = max(len(v.encode()) for v in args)
+            return _scalar("S", _str_of_enum, _identity, _ENUM_S, max_size=longest)
         if all(isinstance(v, int) and not isinstance(v, bool) for v in args):
             return _scalar("N", number_text, _int_from_wire, _NUMBER, "int(av['N'])")
         if all(isinstance(v, bool) for v in args):
@@ -355,7 +358,7 @@ def _class_converter(cls: type, where: str) -> Converter:
         return _scalar("B", lambda v: v.get_secret_value(), _bytes)
     if issubclass(cls, BaseModel):
         codec = nested_codec(cls)
-        return Converter(codec.encode, codec.decode_input, "M")
+        return Converter(codec.encode, codec.decode_input, "M", nested=codec)
     return _DYNAMIC
 
 
@@ -384,7 +387,19 @@ def _list_converter(args: tuple[Any, ...], where: str) -> Converter:
 
 
 def _set_converter(item: Any, where: str) -> Converter:
-    kind = converter_for(item, where=where).wire_tag
+    item_converter = converter_for(item, where=where)
+    kind = item_converter.wire_tag
+    if kind == "S" and item_converter.encode_expr == "{'S': v}":
+        # Plain strings: sorted as they are, no per-element conversion.
+        return Converter(
+            lambda value: {"SS": sorted(value)} if value else None,
+            itemgetter("SS"),
+            "SS",
+            encode_expr="{'SS': sorted(v)}",
+            decode_expr="av['SS']",
+            may_omit=True,
+            size_expr="4 * sum(map(len, av['SS']))",
+        )
     if kind == "S":
 
         def encode(value: Any) -> Wire | None:
@@ -575,57 +590,174 @@ class ModelCodec:
         return self._validate_python(data)
 
 
+class CodeGen:
+    """Writes straight-line Python for encoding and decoding model fields.
+
+    One statement per field with the conversion inlined where it is a plain expression, nested
+    models written inline: this is what makes the codec cheaper than a loop over converters
+    (see bench/codec.py). Encoders also sum an upper bound of the item size: fixed-size values
+    by a constant, strings by 4 bytes per character, anything else exactly.
+    """
+
+    MAX_INLINE_DEPTH = 3
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.ns: dict[str, Any] = {
+            "_number_text": number_text,
+            "_datetime_text": datetime_text,
+            "_epoch_text": epoch_text,
+            "_Decimal": Decimal,
+            "_value_size": value_size,
+        }
+        self._counter = 0
+
+    def bind(self, value: Any, prefix: str = "_c") -> str:
+        """A namespace name for ``value`` in the generated code."""
+        self._counter += 1
+        name = f"{prefix}{self._counter}"
+        self.ns[name] = value
+        return name
+
+    def compile(self, name: str, filename: str) -> Any:
+        exec(compile("\n".join(self.lines), filename, "exec"), self.ns)
+        return self.ns[name]
+
+    def _inline_model(
+        self, conv: Converter, depth: int, stack: tuple[type, ...]
+    ) -> ModelCodec | None:
+        nested = conv.nested
+        if nested is None or depth >= self.MAX_INLINE_DEPTH or nested.model in stack:
+            return None
+        if nested.allows_extra or nested.by_name:
+            return None
+        return nested
+
+    def encode_fields(
+        self,
+        fields: tuple[FieldPlan, ...],
+        *,
+        src: str,
+        item: str,
+        indent: str,
+        depth: int = 0,
+        reuse: Mapping[str, str] | None = None,
+        stack: tuple[type, ...] = (),
+    ) -> None:
+        """Emit code writing ``fields`` of the values dict ``src`` into the dict ``item`` and
+        adding their size bound to ``n``."""
+        out = self.lines.append
+        v = f"v{depth}"
+        for plan in fields:
+            conv = plan.converter
+            name_size = len(plan.attr.encode())
+            out(f"{indent}{v} = {src}[{plan.name!r}]")
+            if reuse and plan.name in reuse:
+                # Already rendered canonically for a key: reuse the text for the attribute.
+                out(f"{indent}if {v} is not None:")
+                out(f"{indent}    {item}[{plan.attr!r}] = {{'S': {reuse[plan.name]}}}")
+                out(f"{indent}    n += {name_size + 32}")
+                continue
+            nested = self._inline_model(conv, depth, stack)
+            if nested is not None:
+                inner_item, inner_src = f"m{depth + 1}", f"d{depth + 1}"
+                out(f"{indent}if {v} is not None:")
+                out(f"{indent}    {inner_src} = {v}.__dict__")
+                out(f"{indent}    {inner_item} = {{}}")
+                self.encode_fields(
+                    nested.fields,
+                    src=inner_src,
+                    item=inner_item,
+                    indent=indent + "    ",
+                    depth=depth + 1,
+                    stack=(*stack, nested.model),
+                )
+                out(f"{indent}    {item}[{plan.attr!r}] = {{'M': {inner_item}}}")
+                out(f"{indent}    n += {name_size + 3 + len(nested.fields)}")
+                continue
+            encoder = self.bind(conv.encode, "_e")
+            if conv.may_omit:
+                if conv.encode_expr is not None:
+                    out(f"{indent}if {v}:")
+                    expr = _with_value(conv.encode_expr, v)
+                    out(f"{indent}    {item}[{plan.attr!r}] = av = {expr}")
+                else:
+                    out(f"{indent}if {v} is not None:")
+                    out(f"{indent}  av = {encoder}({v})")
+                    out(f"{indent}  if av is not None:")
+                    out(f"{indent}    {item}[{plan.attr!r}] = av")
+                out(f"{indent}    n += {name_size} + {conv.size_expr or '_value_size(av)'}")
+                continue
+            expr = (conv.encode_expr or "_ENC(v)").replace("_ENC", encoder)
+            out(f"{indent}if {v} is not None:")
+            out(f"{indent}    {item}[{plan.attr!r}] = av = {_with_value(expr, v)}")
+            if conv.max_size is not None:
+                out(f"{indent}    n += {name_size + conv.max_size}")
+            elif conv.wire_tag in ("S", "B") and conv.encode_expr in ("{'S': v}", None):
+                out(f"{indent}    n += {name_size} + 4 * len(av[{conv.wire_tag!r}])")
+            else:
+                out(f"{indent}    n += {name_size} + _value_size(av)")
+
+    def decode_fields(
+        self,
+        fields: tuple[FieldPlan, ...],
+        *,
+        src: str,
+        data: str,
+        indent: str,
+        depth: int = 0,
+        stack: tuple[type, ...] = (),
+    ) -> None:
+        """Emit code reading ``fields`` from the attributes dict ``src`` into the validation
+        input dict ``data``."""
+        out = self.lines.append
+        av = f"a{depth}"
+        for plan in fields:
+            conv = plan.converter
+            out(f"{indent}{av} = {src}.get({plan.attr!r})")
+            nested = self._inline_model(conv, depth, stack)
+            if nested is not None:
+                inner_src, inner_data = f"s{depth + 1}", f"r{depth + 1}"
+                out(f"{indent}if {av} is not None:")
+                out(f"{indent}    {inner_src} = {av}['M']")
+                out(f"{indent}    {inner_data} = {{}}")
+                self.decode_fields(
+                    nested.fields,
+                    src=inner_src,
+                    data=inner_data,
+                    indent=indent + "    ",
+                    depth=depth + 1,
+                    stack=(*stack, nested.model),
+                )
+                out(f"{indent}    {data}[{plan.input_key!r}] = {inner_data}")
+                continue
+            if conv.decode_expr is not None:
+                expr = _with_value(conv.decode_expr, av, "av")
+            else:
+                expr = f"{self.bind(conv.decode, '_d')}({av})"
+            out(f"{indent}if {av} is not None: {data}[{plan.input_key!r}] = {expr}")
+
+
+def _with_value(expr: str, var: str, placeholder: str = "v") -> str:
+    """``expr`` (written over ``v``, or ``av`` for decoders) with that variable renamed."""
+    return re.sub(rf"\b{placeholder}\b", var, expr)
+
+
 def _generate(
     fields: tuple[FieldPlan, ...],
 ) -> tuple[
     Callable[[dict[str, Any], dict[str, Wire]], int],
     Callable[[Mapping[str, Wire]], dict[str, Any]],
 ]:
-    """Straight-line encode/decode functions for a model's fields.
-
-    One statement per field with the conversion inlined where it is a plain expression: this
-    is what makes the codec cheaper than a loop over converters (see bench/codec.py). The
-    encoder also sums an upper bound of the item size: fixed-size values by a constant,
-    strings by 4 bytes per character, anything nested exactly.
-    """
-    namespace: dict[str, Any] = {
-        "_number_text": number_text,
-        "_datetime_text": datetime_text,
-        "_epoch_text": epoch_text,
-        "_Decimal": Decimal,
-        "_value_size": value_size,
-    }
-    enc = ["def encode_into(d, item):", "    n = 0"]
-    dec = ["def decode_fields(item):", "    data = {}"]
-    for i, plan in enumerate(fields):
-        conv = plan.converter
-        namespace[f"_e{i}"] = conv.encode
-        namespace[f"_d{i}"] = conv.decode
-        name_size = len(plan.attr.encode())
-        enc.append(f"    v = d[{plan.name!r}]")
-        enc.append("    if v is not None:")
-        if conv.may_omit:
-            enc.append(f"        av = _e{i}(v)")
-            enc.append("        if av is not None:")
-            enc.append(f"            item[{plan.attr!r}] = av")
-            enc.append(f"            n += {name_size} + {conv.size_expr or '_value_size(av)'}")
-        else:
-            expr = conv.encode_expr or f"_e{i}(v)"
-            enc.append(f"        item[{plan.attr!r}] = av = {expr}")
-            if conv.max_size is not None:
-                enc.append(f"        n += {name_size + conv.max_size}")
-            elif conv.wire_tag in ("S", "B") and conv.encode_expr in ("{'S': v}", None):
-                enc.append(f"        n += {name_size} + 4 * len(av[{conv.wire_tag!r}])")
-            else:
-                enc.append(f"        n += {name_size} + _value_size(av)")
-        dec.append(f"    av = item.get({plan.attr!r})")
-        dec.append(
-            f"    if av is not None: data[{plan.input_key!r}] = {conv.decode_expr or f'_d{i}(av)'}"
-        )
-    enc.append("    return n")
-    dec.append("    return data")
-    exec(compile("\n".join([*enc, "", *dec]), "<singletable codec>", "exec"), namespace)
-    return namespace["encode_into"], namespace["decode_fields"]
+    """Generated ``encode_into(values, item) -> size bound`` and ``decode_fields(item)``."""
+    gen = CodeGen()
+    gen.lines += ["def encode_into(d, item):", "    n = 0"]
+    gen.encode_fields(fields, src="d", item="item", indent="    ")
+    gen.lines += ["    return n", "", "def decode_fields(item):", "    data = {}"]
+    gen.decode_fields(fields, src="item", data="data", indent="    ")
+    gen.lines.append("    return data")
+    gen.compile("encode_into", "<singletable codec>")
+    return gen.ns["encode_into"], gen.ns["decode_fields"]
 
 
 _NESTED: dict[type[BaseModel], ModelCodec] = {}

@@ -21,6 +21,7 @@ from typing_extensions import Self
 
 from .codec import (
     MAX_ITEM_BYTES,
+    CodeGen,
     Converter,
     ModelCodec,
     Wire,
@@ -240,7 +241,11 @@ class EntitySpec:
 
     def to_item(self, entity: Any) -> dict[str, Wire]:
         """The stored item: type tag, every key attribute, and the encoded fields."""
-        item, size_bound = self._to_item(entity)
+        try:
+            item, size_bound = self._to_item(entity)
+        except (ValueError, TypeError, AttributeError, ArithmeticError):
+            self.codec.encode_fields(entity)  # raises ItemEncodeError naming the field
+            raise
         bound: int | None = size_bound
         if size_bound <= MAX_ITEM_BYTES and not self.codec.allows_extra:
             return item
@@ -261,11 +266,15 @@ class EntitySpec:
         check_item_size(item, lambda: self.describe_key(item), bound)
         return item
 
+    @functools.cached_property
+    def _decode(self) -> Callable[[Mapping[str, Wire]], Any]:
+        return _generate_decode(self)
+
     def from_item(self, item: Mapping[str, Wire]) -> Any:
         """A validated entity from a stored item; :class:`ItemDecodeError` if it no longer fits."""
         codec = self.codec
         try:
-            return codec.validate(codec.decode_fields(item))
+            return self._decode(item)
         except ValidationError as exc:
             error: Exception = exc
         except (KeyError, ValueError, TypeError, ArithmeticError):
@@ -304,36 +313,41 @@ def _summarise_validation(error: Exception) -> str:
 
 
 def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire], int]]:
-    """Straight-line ``to_item`` for one entity: each key field rendered once, keys assembled
-    by concatenation, sparse conditions inlined, then the codec's generated field encoder."""
+    """Straight-line ``to_item`` for one entity: each key field rendered once (and reused for
+    the attribute when it is the same text), keys assembled by concatenation, sparse
+    conditions inlined, every field encoded inline; returns the item and a size bound."""
     table = spec.table
-    ns: dict[str, Any] = {"_SENTINEL": SENTINEL, "_encode_into": spec.codec.encode_into}
-    lines = ["def to_item(e):", "    d = e.__dict__"]
+    gen = CodeGen()
+    gen.ns["_SENTINEL"] = SENTINEL
+    lines = gen.lines
+    lines += ["def to_item(e):", "    d = e.__dict__"]
     if spec.computed_in_keys:
         lines.append("    d = dict(d)")
         lines.extend(f"    d[{name!r}] = e.{name}" for name in spec.computed_in_keys)
     lines.append(f"    item = {{{table.type_attribute!r}: {{'S': {spec.type_name!r}}}}}")
     lines.append(f"    n = {len(table.type_attribute.encode()) + len(spec.type_name.encode())}")
-    counter = iter(range(10_000))
 
     def render(ph: Placeholder, tpl: KeyTemplate, indent: str) -> str:
-        var = f"r{next(counter)}"
-        ns[f"_{var}"] = ph.render
-        lines.append(f"{indent}{var} = d[{ph.field!r}]")
-        simple_text = not tpl.escape and ph.fmt is None and ph.parse is str
-        if simple_text:
-            lines.append(
-                f"{indent}if {var}.__class__ is not str or not {var} or "
-                f"{tpl.delimiter!r} in {var} or _SENTINEL in {var}: {var} = _{var}({var})"
-            )
+        guarded = gen.bind(ph.render, "_r")
+        var = f"k{gen._counter}"
+        value = f"d[{ph.field!r}]"
+        checks = f"{var}.__class__ is not str or not {var} or {tpl.delimiter!r} in {var}"
+        checks += f" or _SENTINEL in {var}"
+        if ph.is_text and not tpl.escape and ph.fmt is None:
+            if ph.parse is str:
+                lines.append(f"{indent}{var} = {value}")
+            else:  # an Enum of strings: its value is the text
+                lines.append(f"{indent}try: {var} = {value}._value_")
+                lines.append(f"{indent}except AttributeError: {var} = {value}")
+            lines.append(f"{indent}if {checks}: {var} = {guarded}({value})")
         elif ph.is_text or ph.fast_render is None:
-            lines.append(f"{indent}{var} = _{var}({var})")
+            lines.append(f"{indent}{var} = {guarded}({value})")
         else:
             # Non-text kinds need no checks beyond what rendering raises: render fast and let
             # the guarded renderer produce the precise KeyTemplateError on failure.
-            ns[f"_fast_{var}"] = ph.fast_render
-            lines.append(f"{indent}try: {var} = _fast_{var}({var})")
-            lines.append(f"{indent}except Exception: {var} = _{var}({var})")
+            fast = gen.bind(ph.fast_render, "_f")
+            lines.append(f"{indent}try: {var} = {fast}({value})")
+            lines.append(f"{indent}except Exception: {var} = {guarded}({value})")
         return var
 
     def assemble(tpl: KeyTemplate, names: dict[str, str]) -> str:
@@ -346,29 +360,28 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
             parts.append(repr(tpl.tail))
         return " + ".join(parts) or "''"
 
-    primary: dict[str, str] = {}
-    for tpl in (spec.base.pk, spec.base.sk):
-        for ph in tpl.placeholders if tpl else ():
-            primary.setdefault(f"{ph.field}:{ph.fmt}", render(ph, tpl, "    "))  # type: ignore[arg-type]
-
     def key_line(indent: str, attr: str, expr: str) -> None:
         lines.append(f"{indent}k = {expr}")
         lines.append(f"{indent}item[{attr!r}] = {{'S': k}}")
         lines.append(f"{indent}n += {len(attr.encode())} + 4 * len(k)")
 
+    primary: dict[str, str] = {}
+    for tpl in (spec.base.pk, spec.base.sk):
+        for ph in tpl.placeholders if tpl else ():
+            key = f"{ph.field}:{ph.fmt}"
+            if key not in primary:
+                primary[key] = render(ph, tpl, "    ")  # type: ignore[arg-type]
     for attr, tpl in ((spec.base.keys.pk, spec.base.pk), (spec.base.keys.sk, spec.base.sk)):
         if tpl is not None and attr:
             key_line("    ", attr, assemble(tpl, primary))
 
-    for n, index in enumerate(spec.indexes.values()):
+    for index in spec.indexes.values():
         conditions = []
         if index.when is not None:
             for fname, allowed in index.when.items():
-                ns[f"_when{n}_{fname}"] = allowed
-                conditions.append(f"d[{fname!r}] in _when{n}_{fname}")
+                conditions.append(f"d[{fname!r}] in {gen.bind(allowed, '_when')}")
         if index.when_callable is not None:
-            ns[f"_when{n}"] = index.when_callable
-            conditions.append(f"_when{n}(e)")
+            conditions.append(f"{gen.bind(index.when_callable, '_when')}(e)")
         templates = [
             (attr, tpl)
             for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
@@ -390,11 +403,32 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
             key_line(indent, attr, assemble(tpl, names))
         if not templates:
             lines.append(f"{indent}pass")
-    lines.append("    n += _encode_into(e, item)")
+
+    # A datetime rendered canonically for a primary key is the attribute's text as well.
+    reuse = {
+        name.split(":")[0]: var
+        for name, var in primary.items()
+        if name.endswith(":None")
+        and name.split(":")[0] in spec.cls.model_fields
+        and name.split(":")[0] != spec.ttl_field
+        and _is_datetime(spec.cls.model_fields[name.split(":")[0]].annotation)
+    }
+    gen.encode_fields(spec.codec.fields, src="d", item="item", indent="    ", reuse=reuse)
     lines.append("    return item, n")
-    source = "\n".join(lines)
-    exec(compile(source, f"<singletable to_item {spec.name}>", "exec"), ns)
-    return ns["to_item"]  # type: ignore[no-any-return]
+    return gen.compile("to_item", f"<singletable to_item {spec.name}>")  # type: ignore[no-any-return]
+
+
+def _generate_decode(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
+    """Straight-line decode + validate for one entity (raises pydantic's ValidationError)."""
+    codec = spec.codec
+    if codec.by_name:
+        return lambda item: codec.validate(codec.decode_fields(item))
+    gen = CodeGen()
+    validate = gen.bind(codec.model.__pydantic_validator__.validate_python, "_validate")
+    gen.lines += ["def decode(item):", "    data = {}"]
+    gen.decode_fields(codec.fields, src="item", data="data", indent="    ")
+    gen.lines.append(f"    return {validate}(data)")
+    return gen.compile("decode", f"<singletable from_item {spec.name}>")  # type: ignore[no-any-return]
 
 
 # -- the Entity base class ---------------------------------------------------------------------

@@ -267,8 +267,11 @@ class Repository:
             {f: getattr(target, f) for f in spec.unique_fields} if spec.unique_fields else None
         )
         key_fields = {n: getattr(target, n) for n in spec.primary_fields}
-        if not set_values and not removing:
-            set_values = {}
+        if not set_values and not removing and not (spec.version_field or spec.updated_field):
+            # Nothing to write: the update only asserts that the item (still) exists.
+            from .writes import exists_check
+
+            return exists_check(spec, ctx, primary_key, condition), merged
         op = compile_update(
             spec,
             ctx,
@@ -294,6 +297,11 @@ class Repository:
         op, _ = self._update_op(target, dict(changes))
         spec = op.spec
         assert spec is not None
+        if op.kind == "condition_check":
+            current = self._read_item(spec, op.key)
+            if current is None:
+                raise op.fail(None)
+            return current
         response = self._send(op, "update")
         attributes = response.get("Attributes")
         if attributes is None:

@@ -832,6 +832,30 @@ def compile_delete(
     return op
 
 
+def exists_check(
+    spec: EntitySpec, ctx: WriteContext, key: dict[str, Wire], condition: Condition | None
+) -> WriteOp:
+    """The op of an update that changes nothing: the item must exist (and ``condition`` hold)."""
+    op = compile_condition_check(
+        spec,
+        ctx,
+        key=key,
+        condition=all_of([_exists_condition(spec, ctx), condition]),  # type: ignore[arg-type]
+    )
+
+    def fail(old: dict[str, Wire] | None) -> SingleTableError:
+        if not old or _is_expired(spec, old, ctx):
+            return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
+        return ConditionFailed(
+            f"the condition on updating {spec.name} {key_text(key)} did not hold",
+            key=key_text(key),
+            item=_decode_or_none(spec, old, ctx),
+        )
+
+    op.fail = fail
+    return op
+
+
 def compile_condition_check(
     spec: EntitySpec, ctx: WriteContext, *, key: dict[str, Wire], condition: Condition
 ) -> WriteOp:
