@@ -476,6 +476,9 @@ class FieldPlan:
     attr: str
     input_key: str
     converter: Converter
+    # What an absent attribute stands for, when it is not simply "use the default": values the
+    # codec leaves out (None; an empty set, which DynamoDB cannot store) must read back as such.
+    absent: Literal["none", "empty_set"] | None = None
 
 
 def input_key_of(model: type[BaseModel], name: str) -> str:
@@ -496,6 +499,16 @@ def attribute_name_of(model: type[BaseModel], name: str) -> str:
     """The stored attribute name of field ``name``: its alias when it has one."""
     info = model.model_fields[name]
     return info.serialization_alias or info.alias or name
+
+
+def _absent_meaning(info: Any, converter: Converter) -> Literal["none", "empty_set"] | None:
+    nullable = type(None) in typing.get_args(info.annotation) or info.annotation is Any
+    if converter.wire_tag in ("SS", "NS", "BS") or (converter.may_omit and not nullable):
+        if not (info.default is None and not info.is_required()):
+            return "empty_set"
+    if info.is_required() and nullable:
+        return "none"
+    return None
 
 
 class ModelCodec:
@@ -521,7 +534,15 @@ class ModelCodec:
         for name, info in model.model_fields.items():
             converter = overrides.get(name) or converter_for(info.annotation, where=where)
             input_key = name if self.by_name else input_key_of(model, name)
-            plans.append(FieldPlan(name, attribute_name_of(model, name), input_key, converter))
+            plans.append(
+                FieldPlan(
+                    name,
+                    attribute_name_of(model, name),
+                    input_key,
+                    converter,
+                    _absent_meaning(info, converter),
+                )
+            )
         self.fields: tuple[FieldPlan, ...] = tuple(plans)
         self._decode_plan = tuple((p.attr, p.input_key, p.converter.decode) for p in plans)
         self.allows_extra = model.model_config.get("extra") == "allow"
@@ -571,9 +592,12 @@ class ModelCodec:
     def decode_fields_lenient(self, item: Mapping[str, Wire]) -> dict[str, Any]:
         """Like :meth:`decode_fields` but type-agnostic, so pydantic can name what is wrong."""
         data: dict[str, Any] = {}
-        for attr, key, decode in self._decode_plan:
+        for plan in self.fields:
+            attr, key, decode = plan.attr, plan.input_key, plan.converter.decode
             av = item.get(attr)
             if av is None:
+                if plan.absent is not None:
+                    data[key] = None if plan.absent == "none" else set()
                 continue
             try:
                 data[key] = decode(av)
@@ -736,6 +760,10 @@ class CodeGen:
             else:
                 expr = f"{self.bind(conv.decode, '_d')}({av})"
             out(f"{indent}if {av} is not None: {data}[{plan.input_key!r}] = {expr}")
+            if plan.absent == "none":
+                out(f"{indent}else: {data}[{plan.input_key!r}] = None")
+            elif plan.absent == "empty_set":
+                out(f"{indent}else: {data}[{plan.input_key!r}] = set()")
 
 
 def _with_value(expr: str, var: str, placeholder: str = "v") -> str:

@@ -26,6 +26,7 @@ from .codec import (
     ModelCodec,
     Wire,
     check_item_size,
+    decode_value,
     encode_value,
     epoch_text,
     from_epoch_seconds,
@@ -278,8 +279,14 @@ class EntitySpec:
         except ValidationError as exc:
             error: Exception = exc
         except (KeyError, ValueError, TypeError, ArithmeticError):
+            data = codec.decode_fields_lenient(item)
+            if codec.allows_extra:
+                table = self.table
+                known = {p.attr for p in codec.fields} | table.key_attributes
+                known.add(table.type_attribute)
+                data.update({k: decode_value(a) for k, a in item.items() if k not in known})
             try:
-                return codec.validate(codec.decode_fields_lenient(item))
+                return codec.validate(data)
             except ValidationError as exc:
                 error = exc
         key = self.describe_key(item)
@@ -427,6 +434,14 @@ def _generate_decode(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
     validate = gen.bind(codec.model.__pydantic_validator__.validate_python, "_validate")
     gen.lines += ["def decode(item):", "    data = {}"]
     gen.decode_fields(codec.fields, src="item", data="data", indent="    ")
+    if codec.allows_extra:
+        # Extras are every attribute that is not a field, a key or the type tag.
+        table = spec.table
+        known = {p.attr for p in codec.fields} | table.key_attributes | {table.type_attribute}
+        known_name = gen.bind(frozenset(known), "_known")
+        decode_value_name = gen.bind(decode_value, "_decode_value")
+        gen.lines.append("    for k, a in item.items():")
+        gen.lines.append(f"        if k not in {known_name}: data[k] = {decode_value_name}(a)")
     gen.lines.append(f"    return {validate}(data)")
     return gen.compile("decode", f"<singletable from_item {spec.name}>")  # type: ignore[no-any-return]
 

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
-from decimal import Decimal, InvalidOperation
+from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Literal, Union
 
 from .errors import KeyDefinitionError, KeyTemplateError
@@ -27,6 +27,9 @@ from .errors import KeyDefinitionError, KeyTemplateError
 #: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
 SENTINEL = "\U0010ffff"
 UTC = timezone.utc
+# Enough precision for any DynamoDB number (38 significant digits): the default context's 28
+# would round, and two different numbers could render to one key.
+_EXACT = Context(prec=60, Emax=999, Emin=-999)
 
 #: Call keywords of patterns and writes; template fields may not be named like them.
 CALL_KEYWORDS = frozenset(
@@ -171,7 +174,7 @@ def canonical_decimal(value: Decimal | int) -> str:
         raise ValueError("not a finite number")
     if value == 0:
         return "0"
-    return format(value.normalize(), "f")
+    return format(value.normalize(_EXACT), "f")
 
 
 def render_sortable(value: Decimal | int) -> str:
@@ -215,8 +218,15 @@ def parse_sortable(text: str) -> Decimal:
         sign = "-"
     if not digits.isdigit():
         raise ValueError(f"{text!r} is not a sortable number")
-    number = Decimal(f"{sign}{digits[0]}.{digits[1:] or '0'}E{adjusted}").normalize()
+    number = Decimal(f"{sign}{digits[0]}.{digits[1:] or '0'}E{adjusted}").normalize(_EXACT)
     return Decimal(format(number, "f"))
+
+
+def _strftime(value: date, fmt: str) -> str:
+    """``strftime`` with ``%Y`` always four digits (glibc prints year 999 as ``999``)."""
+    parts = fmt.split("%%")
+    year = f"{value.year:04d}"
+    return "%".join(str(value.strftime(p.replace("%Y", year))) for p in parts)
 
 
 def _strftime_is_sortable(fmt: str) -> bool:
@@ -253,6 +263,9 @@ class Placeholder:
     # generators call ``fast_render`` and fall back to ``render`` (which raises precisely).
     fast_render: Callable[[Any], str] | None = None
     is_text: bool = False
+    # The smallest and largest text a fixed-width segment can render (range lookups with no
+    # literal prefix use them, so a bound never reaches another entity type's keys).
+    extent: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -365,7 +378,8 @@ class KeyTemplate:
             ktype = key_type_of(ktype, owner=self.owner or "template", field=name)
         render, parse, fixed, fast = self._codec_for(name, fmt, ktype, where)
         is_text = ktype.kind is KeyKind.STR
-        return Placeholder(name, fmt, head, fixed, render, parse, fast, is_text)
+        extent = _extent(ktype.kind, fmt, fast) if fixed else None
+        return Placeholder(name, fmt, head, fixed, render, parse, fast, is_text, extent)
 
     def _codec_for(
         self, name: str, fmt: str | None, ktype: FieldKeyType, where: str
@@ -425,7 +439,7 @@ class KeyTemplate:
                 def value_render(value: Any, _fmt: str = fmt) -> str:
                     if value.tzinfo is None or value.utcoffset() is None:
                         raise ValueError("naive datetime (no timezone)")
-                    return str(value.astimezone(UTC).strftime(_fmt))
+                    return _strftime(value.astimezone(UTC), _fmt)
 
                 def value_parse(text: str, _fmt: str = fmt) -> Any:
                     return datetime.strptime(text, _fmt).replace(tzinfo=UTC)
@@ -447,7 +461,7 @@ class KeyTemplate:
                     )
 
                 def value_render(value: Any, _fmt: str = fmt) -> str:
-                    return str(value.strftime(_fmt))
+                    return _strftime(value, _fmt)
 
                 def value_parse(text: str, _fmt: str = fmt) -> Any:
                     return datetime.strptime(text, _fmt).date()
@@ -508,7 +522,7 @@ class KeyTemplate:
                 raise fail(value, "the value is missing (None)")
             try:
                 text = render(value)
-            except (ValueError, TypeError, AttributeError, InvalidOperation) as exc:
+            except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
                 raise fail(value, str(exc)) from None
             if check_text:
                 if text == "":
@@ -681,6 +695,13 @@ class KeyTemplate:
         if op == "begins_with":
             text = self._partial_text(ph, operand)
             return SortCondition("begins_with", (prefix + text,))
+        if ph.is_text and self.escape:
+            raise KeyTemplateError(
+                f"{self.role} {self.text!r}: a range lookup on {field!r} is inexact with "
+                "key_values='escape' (percent-encoding reorders '#' and '%'); use "
+                f"{field}__begins_with or key_values='refuse'",
+                key=field,
+            )
         if not self.is_rangeable(field):
             raise KeyTemplateError(
                 f"{self.role} {self.text!r}: a range lookup on {field!r} is inexact because "
@@ -720,6 +741,10 @@ class KeyTemplate:
         if prefix:
             lower = lower or Bound(prefix, True)
             upper = upper or Bound(prefix + SENTINEL, True)
+        elif ph.extent is not None:
+            # No literal prefix to stay inside: bound by what the segment can render instead.
+            lower = lower or Bound(ph.extent[0], True)
+            upper = upper or self._block_high(ph.extent[1], last)
         return _comparison(lower, upper)
 
     def _block_high(self, exact: str, last: bool) -> Bound:
@@ -737,6 +762,30 @@ class KeyTemplate:
         if self.escape:
             text = text.replace("%", "%25").replace(self.delimiter, _pct(self.delimiter))
         return text
+
+
+_LARGEST = Decimal("9" * 38 + "E+88")  # 9.99...E125, DynamoDB's largest number
+
+
+def _extent(kind: KeyKind, fmt: str | None, render: Callable[[Any], str]) -> tuple[str, str] | None:
+    """The first and last rendering of a fixed-width kind (by rendering its extreme values)."""
+    if kind is KeyKind.DATETIME:
+        low: Any = datetime.min.replace(tzinfo=UTC)
+        high: Any = datetime.max.replace(tzinfo=UTC)
+    elif kind is KeyKind.DATE:
+        low, high = date.min, date.max
+    elif kind is KeyKind.UUID:
+        low, high = uuid.UUID(int=0), uuid.UUID(int=2**128 - 1)
+    elif fmt == "sortable":
+        low, high = _LARGEST.copy_negate(), _LARGEST
+    elif fmt is not None and (m := _PADDED.match(fmt)) is not None:
+        low, high = 0, 10 ** int(m.group(1)) - 1
+    else:
+        return None
+    try:
+        return render(low), render(high)
+    except (ValueError, OverflowError, ArithmeticError):
+        return None
 
 
 def _inclusive_low(bound: Bound) -> str:

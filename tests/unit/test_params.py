@@ -141,8 +141,12 @@ def test_sparse_index_with_empty_literal_has_no_sort_condition(repo: Shop) -> No
     assert params["ExpressionAttributeNames"] == {"#pk": "GSI2PK"}
     assert params["ExpressionAttributeValues"] == {":pk": {"S": "PENDING"}}
     after = repo.pending_orders.params(created_at__gte=T0)
-    assert after["KeyConditionExpression"] == "#pk = :pk AND #sk >= :sk"
+    # No literal prefix: the bound is closed by the latest datetime the segment can render.
+    assert after["KeyConditionExpression"] == "#pk = :pk AND #sk BETWEEN :sk AND :sk1"
     assert after["ExpressionAttributeValues"][":sk"] == {"S": T0_TEXT}
+    assert after["ExpressionAttributeValues"][":sk1"] == {
+        "S": f"9999-12-31T23:59:59.999999Z#{SENTINEL}"
+    }
 
 
 def test_one_asks_two(repo: Shop) -> None:
