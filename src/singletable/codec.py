@@ -79,6 +79,16 @@ def number_text(value: int | Decimal | float) -> str:
     return text
 
 
+def decimal_text(value: Decimal) -> str:
+    """``number_text`` for Decimals, fast when the plain text is obviously storable."""
+    if value.__class__ is Decimal:
+        text = str(value)
+        # At most 38 characters, no exponent, ending in a digit (not NaN/Infinity): storable.
+        if len(text) < 39 and "E" not in text and text[-1] in "0123456789":
+            return text
+    return number_text(value)
+
+
 def _int_from_wire(text: str) -> int:
     try:
         return int(text)
@@ -319,6 +329,9 @@ def converter_for(annotation: Any, *, where: str = "") -> Converter:
 
 _ENUM_S = "{'S': v if v.__class__ is str else v._value_}"
 _NUMBER = "{'N': _number_text(v)}"
+# Common values written without a call: small ints and plain Decimals are always storable.
+_INT = "{'N': str(v) if v.__class__ is int and -_MAX_INT < v < _MAX_INT else _number_text(v)}"
+_DECIMAL = "{'N': _decimal_text(v)}"
 
 
 def _class_converter(cls: type, where: str) -> Converter:
@@ -335,11 +348,11 @@ def _class_converter(cls: type, where: str) -> Converter:
     if issubclass(cls, str):
         return _scalar("S", _identity, _identity, "{'S': v}")
     if issubclass(cls, int):
-        return _scalar("N", number_text, _int_from_wire, _NUMBER, "int(av['N'])")
+        return _scalar("N", number_text, _int_from_wire, _INT, "int(av['N'])")
     if issubclass(cls, float):
         return _scalar("N", number_text, float, _NUMBER, "float(av['N'])")
     if issubclass(cls, Decimal):
-        return _scalar("N", number_text, Decimal, _NUMBER, "_Decimal(av['N'])")
+        return _scalar("N", number_text, Decimal, _DECIMAL, "_Decimal(av['N'])")
     if issubclass(cls, datetime):
         return _scalar("S", datetime_text, _identity, "{'S': _datetime_text(v)}", max_size=32)
     if issubclass(cls, (date, time)):
@@ -631,10 +644,13 @@ class CodeGen:
             "_number_text": number_text,
             "_datetime_text": datetime_text,
             "_epoch_text": epoch_text,
+            "_decimal_text": decimal_text,
+            "_MAX_INT": _MAX_INT,
             "_Decimal": Decimal,
             "_value_size": value_size,
         }
         self._counter = 0
+        self.static = 0
 
     def bind(self, value: Any, prefix: str = "_c") -> str:
         """A namespace name for ``value`` in the generated code."""
@@ -668,19 +684,24 @@ class CodeGen:
         reuse: Mapping[str, str] | None = None,
         stack: tuple[type, ...] = (),
     ) -> None:
-        """Emit code writing ``fields`` of the values dict ``src`` into the dict ``item`` and
-        adding their size bound to ``n``."""
+        """Emit code writing ``fields`` of the values dict ``src`` into the dict ``item``.
+
+        Size accounting for the 400 KB check: fixed sizes (names, bounded values) add up in
+        ``self.static`` at generation time, string lengths in ``t`` (4 bytes per character at
+        most) and anything else, measured exactly, in ``n``.
+        """
         out = self.lines.append
         v = f"v{depth}"
         for plan in fields:
             conv = plan.converter
-            name_size = len(plan.attr.encode())
+            self.static += len(plan.attr.encode())
             out(f"{indent}{v} = {src}[{plan.name!r}]")
             if reuse and plan.name in reuse:
                 # Already rendered canonically for a key: reuse the text for the attribute.
-                out(f"{indent}if {v} is not None:")
-                out(f"{indent}    {item}[{plan.attr!r}] = {{'S': {reuse[plan.name]}}}")
-                out(f"{indent}    n += {name_size + 32}")
+                out(
+                    f"{indent}if {v} is not None: {item}[{plan.attr!r}] = {{'S': {reuse[plan.name]}}}"
+                )
+                self.static += 32
                 continue
             nested = self._inline_model(conv, depth, stack)
             if nested is not None:
@@ -688,6 +709,7 @@ class CodeGen:
                 out(f"{indent}if {v} is not None:")
                 out(f"{indent}    {inner_src} = {v}.__dict__")
                 out(f"{indent}    {inner_item} = {{}}")
+                self.static += 3 + len(nested.fields)
                 self.encode_fields(
                     nested.fields,
                     src=inner_src,
@@ -697,30 +719,35 @@ class CodeGen:
                     stack=(*stack, nested.model),
                 )
                 out(f"{indent}    {item}[{plan.attr!r}] = {{'M': {inner_item}}}")
-                out(f"{indent}    n += {name_size + 3 + len(nested.fields)}")
                 continue
             encoder = self.bind(conv.encode, "_e")
             if conv.may_omit:
                 if conv.encode_expr is not None:
                     out(f"{indent}if {v}:")
-                    expr = _with_value(conv.encode_expr, v)
-                    out(f"{indent}    {item}[{plan.attr!r}] = av = {expr}")
+                    out(
+                        f"{indent}    {item}[{plan.attr!r}] = av = {_with_value(conv.encode_expr, v)}"
+                    )
                 else:
                     out(f"{indent}if {v} is not None:")
                     out(f"{indent}  av = {encoder}({v})")
                     out(f"{indent}  if av is not None:")
                     out(f"{indent}    {item}[{plan.attr!r}] = av")
-                out(f"{indent}    n += {name_size} + {conv.size_expr or '_value_size(av)'}")
+                if conv.size_expr is not None and conv.size_expr.startswith("4 * "):
+                    out(f"{indent}    t += {conv.size_expr[4:]}")
+                else:
+                    out(f"{indent}    n += {conv.size_expr or '_value_size(av)'}")
                 continue
-            expr = (conv.encode_expr or "_ENC(v)").replace("_ENC", encoder)
+            expr = _with_value((conv.encode_expr or "_ENC(v)").replace("_ENC", encoder), v)
             out(f"{indent}if {v} is not None:")
-            out(f"{indent}    {item}[{plan.attr!r}] = av = {_with_value(expr, v)}")
             if conv.max_size is not None:
-                out(f"{indent}    n += {name_size + conv.max_size}")
-            elif conv.wire_tag in ("S", "B") and conv.encode_expr in ("{'S': v}", None):
-                out(f"{indent}    n += {name_size} + 4 * len(av[{conv.wire_tag!r}])")
+                out(f"{indent}    {item}[{plan.attr!r}] = {expr}")
+                self.static += conv.max_size
+            elif conv.encode_expr == "{'S': v}":
+                out(f"{indent}    {item}[{plan.attr!r}] = {expr}")
+                out(f"{indent}    t += len({v})")
             else:
-                out(f"{indent}    n += {name_size} + _value_size(av)")
+                out(f"{indent}    {item}[{plan.attr!r}] = av = {expr}")
+                out(f"{indent}    n += _value_size(av)")
 
     def decode_fields(
         self,
@@ -779,9 +806,10 @@ def _generate(
 ]:
     """Generated ``encode_into(values, item) -> size bound`` and ``decode_fields(item)``."""
     gen = CodeGen()
-    gen.lines += ["def encode_into(d, item):", "    n = 0"]
+    gen.lines += ["def encode_into(d, item):", "    n = t = 0"]
     gen.encode_fields(fields, src="d", item="item", indent="    ")
-    gen.lines += ["    return n", "", "def decode_fields(item):", "    data = {}"]
+    gen.lines += [f"    return n + 4 * t + {gen.static}", "", "def decode_fields(item):"]
+    gen.lines.append("    data = {}")
     gen.decode_fields(fields, src="item", data="data", indent="    ")
     gen.lines.append("    return data")
     gen.compile("encode_into", "<singletable codec>")

@@ -243,7 +243,7 @@ class EntitySpec:
     def to_item(self, entity: Any) -> dict[str, Wire]:
         """The stored item: type tag, every key attribute, and the encoded fields."""
         try:
-            item, size_bound = self._to_item(entity)
+            item, size_bound = self._to_item(entity)  # generated on first use, then cached
         except (ValueError, TypeError, AttributeError, ArithmeticError):
             self.codec.encode_fields(entity)  # raises ItemEncodeError naming the field
             raise
@@ -332,7 +332,8 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
         lines.append("    d = dict(d)")
         lines.extend(f"    d[{name!r}] = e.{name}" for name in spec.computed_in_keys)
     lines.append(f"    item = {{{table.type_attribute!r}: {{'S': {spec.type_name!r}}}}}")
-    lines.append(f"    n = {len(table.type_attribute.encode()) + len(spec.type_name.encode())}")
+    lines.append("    n = t = 0")
+    gen.static += len(table.type_attribute.encode()) + len(spec.type_name.encode())
 
     def render(ph: Placeholder, tpl: KeyTemplate, indent: str) -> str:
         guarded = gen.bind(ph.render, "_r")
@@ -367,10 +368,19 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
             parts.append(repr(tpl.tail))
         return " + ".join(parts) or "''"
 
-    def key_line(indent: str, attr: str, expr: str) -> None:
-        lines.append(f"{indent}k = {expr}")
-        lines.append(f"{indent}item[{attr!r}] = {{'S': k}}")
-        lines.append(f"{indent}n += {len(attr.encode())} + 4 * len(k)")
+    assembled: dict[str, str] = {}  # key text expression -> variable holding it
+
+    def key_line(indent: str, attr: str, expr: str, shared: bool) -> None:
+        gen.static += len(attr.encode())
+        var = assembled.get(expr)
+        if var is None:
+            var = f"key{gen._counter}"
+            gen._counter += 1
+            if shared:  # only primary-key texts are always defined, so only they are reused
+                assembled[expr] = var
+            lines.append(f"{indent}{var} = {expr}")
+        lines.append(f"{indent}item[{attr!r}] = {{'S': {var}}}")
+        lines.append(f"{indent}t += len({var})")
 
     primary: dict[str, str] = {}
     for tpl in (spec.base.pk, spec.base.sk):
@@ -380,7 +390,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
                 primary[key] = render(ph, tpl, "    ")  # type: ignore[arg-type]
     for attr, tpl in ((spec.base.keys.pk, spec.base.pk), (spec.base.keys.sk, spec.base.sk)):
         if tpl is not None and attr:
-            key_line("    ", attr, assemble(tpl, primary))
+            key_line("    ", attr, assemble(tpl, primary), True)
 
     for index in spec.indexes.values():
         conditions = []
@@ -394,8 +404,10 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
             for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
             if tpl is not None and attr
         ]
+        rendered_fields = {name.split(":")[0] for name in primary}
         for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
-            conditions.append(f"d[{fname!r}] is not None")
+            if fname not in rendered_fields:  # primary-key fields are never None here
+                conditions.append(f"d[{fname!r}] is not None")
         indent = "    "
         if conditions:
             lines.append(f"    if {' and '.join(conditions)}:")
@@ -407,7 +419,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
                 if key not in names:
                     names[key] = render(ph, tpl, indent)
         for attr, tpl in templates:
-            key_line(indent, attr, assemble(tpl, names))
+            key_line(indent, attr, assemble(tpl, names), False)
         if not templates:
             lines.append(f"{indent}pass")
 
@@ -421,7 +433,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
         and _is_datetime(spec.cls.model_fields[name.split(":")[0]].annotation)
     }
     gen.encode_fields(spec.codec.fields, src="d", item="item", indent="    ", reuse=reuse)
-    lines.append("    return item, n")
+    lines.append(f"    return item, n + 4 * t + {gen.static}")
     return gen.compile("to_item", f"<singletable to_item {spec.name}>")  # type: ignore[no-any-return]
 
 
@@ -493,10 +505,7 @@ class Entity(BaseModel):
 
     def to_item(self) -> dict[str, Any]:
         """The wire-format item this entity is stored as (keys and type tag included)."""
-        try:
-            spec = type(self).__dict__["__singletable__"]
-        except KeyError:
-            spec = spec_of(type(self))
+        spec = type(self).__dict__.get("__singletable__") or spec_of(type(self))
         return spec.to_item(self)  # type: ignore[no-any-return]
 
     @classmethod
