@@ -516,9 +516,9 @@ def attribute_name_of(model: type[BaseModel], name: str) -> str:
 
 def _absent_meaning(info: Any, converter: Converter) -> Literal["none", "empty_set"] | None:
     nullable = type(None) in typing.get_args(info.annotation) or info.annotation is Any
-    if converter.wire_tag in ("SS", "NS", "BS") or (converter.may_omit and not nullable):
-        if not (info.default is None and not info.is_required()):
-            return "empty_set"
+    is_set = converter.wire_tag in ("SS", "NS", "BS") or (converter.may_omit and not nullable)
+    if is_set and not (info.default is None and not info.is_required()):
+        return "empty_set"
     if info.is_required() and nullable:
         return "none"
     return None
@@ -698,9 +698,8 @@ class CodeGen:
             out(f"{indent}{v} = {src}[{plan.name!r}]")
             if reuse and plan.name in reuse:
                 # Already rendered canonically for a key: reuse the text for the attribute.
-                out(
-                    f"{indent}if {v} is not None: {item}[{plan.attr!r}] = {{'S': {reuse[plan.name]}}}"
-                )
+                text = reuse[plan.name]
+                out(f"{indent}if {v} is not None: {item}[{plan.attr!r}] = {{'S': {text}}}")
                 self.static += 32
                 continue
             nested = self._inline_model(conv, depth, stack)
@@ -724,9 +723,8 @@ class CodeGen:
             if conv.may_omit:
                 if conv.encode_expr is not None:
                     out(f"{indent}if {v}:")
-                    out(
-                        f"{indent}    {item}[{plan.attr!r}] = av = {_with_value(conv.encode_expr, v)}"
-                    )
+                    expr = _with_value(conv.encode_expr, v)
+                    out(f"{indent}    {item}[{plan.attr!r}] = av = {expr}")
                 else:
                     out(f"{indent}if {v} is not None:")
                     out(f"{indent}  av = {encoder}({v})")

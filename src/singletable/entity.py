@@ -506,7 +506,7 @@ class Entity(BaseModel):
     def to_item(self) -> dict[str, Any]:
         """The wire-format item this entity is stored as (keys and type tag included)."""
         spec = type(self).__dict__.get("__singletable__") or spec_of(type(self))
-        return spec.to_item(self)  # type: ignore[no-any-return]
+        return spec.to_item(self)
 
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Self:
