@@ -1,0 +1,7 @@
+"""``python -m singletable``: the same command line as the ``singletable`` script."""
+
+from __future__ import annotations
+
+from .cli import main
+
+raise SystemExit(main())

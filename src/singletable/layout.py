@@ -1,0 +1,669 @@
+"""The layout view: a table's items grouped by partition, and which rows each pattern returns.
+
+Like the GUIs of NoSQL Workbench or DynamoDB's console, it lists every item with its table key
+(PK, SK), the key attributes of every secondary index, the type tag and the other attributes,
+grouped by partition and in sort-key order. For each access pattern of the repository it then
+evaluates, in Python, the pattern's compiled key condition against those items: for every
+partition value found in the items that the pattern's partition-key template can address, the
+rows the request reads, the rows it returns (its entity types) and the rows it reads but drops
+(other types under the same key condition, which you pay for). Filters are not evaluated; they
+are shown next to the pattern.
+
+Items come in DynamoDB's wire format (``{"PK": {"S": "CUSTOMER#42"}, ...}``): a JSON list of
+items, or an object with an ``"Items"`` list (the output of ``aws dynamodb scan``). A live table
+is read with a paginated Scan: this is an inspection tool, not an access pattern, and the only
+place singletable sends a Scan.
+
+``render_text`` gives an aligned terminal table, ``render_html`` one self-contained HTML file
+(inline CSS and JS, no network assets) that colours rows by entity type and highlights the rows
+of a pattern call when you click it.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+    from .entity import EntitySpec
+    from .patterns import Pattern
+    from .repository import Repository
+
+WIRE_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"})
+GUARD_TYPE = "__unique__"
+MAX_CALLS = 50  # pattern calls shown per pattern
+
+PALETTE = (
+    "#cfe8ff",
+    "#ffe3c2",
+    "#d7f5d0",
+    "#f3d6f5",
+    "#fff4b8",
+    "#d2f1f0",
+    "#ffd6d6",
+    "#e2dcff",
+    "#e8f0c8",
+    "#f5e0cc",
+)
+UNKNOWN_COLOUR = "#e6e6e6"
+
+
+class ItemsError(ValueError):
+    """The items file is missing, not JSON or not in DynamoDB wire format."""
+
+
+# -- items -------------------------------------------------------------------------------------
+
+
+def _check_wire(item: Any, number: int, source: str) -> dict[str, Any]:
+    problem = None
+    if not isinstance(item, dict) or not item:
+        problem = "is not a JSON object of attributes"
+    else:
+        for name, value in item.items():
+            if not (
+                isinstance(value, dict) and len(value) == 1 and next(iter(value)) in WIRE_TYPES
+            ):
+                problem = f"attribute {name!r} is not a typed value like {{'S': '...'}}"
+                break
+    if problem or not isinstance(item, dict):
+        raise ItemsError(
+            f"{source}: item {number} {problem}; items must be in DynamoDB wire format, "
+            'e.g. {"PK": {"S": "CUSTOMER#42"}, "total": {"N": "12.5"}} '
+            "(the output of `aws dynamodb scan` works as is)"
+        )
+    return item
+
+
+def parse_items(document: Any, source: str = "items") -> list[dict[str, Any]]:
+    """Wire-format items from a decoded JSON document (a list, or ``{"Items": [...]}``)."""
+    if isinstance(document, dict) and isinstance(document.get("Items"), list):
+        document = document["Items"]
+    if not isinstance(document, list):
+        raise ItemsError(
+            f"{source}: expected a JSON list of items (or an object with an 'Items' list)"
+        )
+    return [_check_wire(item, n, source) for n, item in enumerate(document, start=1)]
+
+
+def load_items(path: str | Path) -> list[dict[str, Any]]:
+    """Items from a JSON file in DynamoDB wire format."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ItemsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ItemsError(f"{path} is not valid JSON: {exc}") from None
+    return parse_items(document, str(path))
+
+
+def scan_items(
+    client: DynamoDBClient, table_name: str, *, max_items: int = 1000
+) -> list[dict[str, Any]]:
+    """Every item of a live table, up to ``max_items``, by a paginated Scan (inspection only:
+    access patterns never scan)."""
+    items: list[dict[str, Any]] = []
+    params: dict[str, Any] = {"TableName": table_name}
+    while len(items) < max_items:
+        params["Limit"] = min(1000, max_items - len(items))
+        response = client.scan(**params)
+        items.extend(response.get("Items", []))
+        last = response.get("LastEvaluatedKey")
+        if not last:
+            break
+        params["ExclusiveStartKey"] = last
+    return items[:max_items]
+
+
+def format_value(value: Mapping[str, Any]) -> str:
+    """A wire-format value as short display text."""
+    ((tag, raw),) = value.items()
+    if tag in ("S", "N"):
+        return str(raw)
+    if tag == "BOOL":
+        return "true" if raw else "false"
+    if tag == "NULL":
+        return "null"
+    if tag == "B":
+        size = len(raw) if isinstance(raw, (bytes, bytearray)) else len(base64.b64decode(raw))
+        return f"<{size} bytes>"
+    if tag in ("SS", "NS"):
+        return "{" + ", ".join(str(v) for v in raw) + "}"
+    if tag == "BS":
+        return f"<{len(raw)} binary values>"
+    if tag == "L":
+        return "[" + ", ".join(format_value(v) for v in raw) + "]"
+    if tag == "M":
+        return "{" + ", ".join(f"{k}: {format_value(v)}" for k, v in raw.items()) + "}"
+    return str(raw)
+
+
+# -- the layout --------------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    number: int  # 1-based, in display order
+    item: dict[str, Any]
+    type_name: str | None
+    entity: str | None  # the entity class name, when the type tag is known
+
+    def text(self, attribute: str) -> str:
+        value = self.item.get(attribute)
+        return format_value(value) if value is not None else ""
+
+    def key_text(self, attribute: str | None) -> str | None:
+        if attribute is None:
+            return None
+        value = self.item.get(attribute)
+        if value is None or "S" not in value:
+            return None
+        return str(value["S"])
+
+
+@dataclass
+class PatternCall:
+    """One call of a pattern on one partition found in the items."""
+
+    label: str
+    returned: list[int]
+    dropped: list[int]
+    note: str = ""
+
+
+@dataclass
+class PatternView:
+    name: str
+    operation: str
+    index: str | None
+    key_condition: str
+    entity_types: tuple[str, ...]
+    order: str
+    filter: str | None
+    calls: list[PatternCall] = field(default_factory=list)
+    note: str = ""
+    more_calls: int = 0
+
+
+@dataclass
+class Layout:
+    repository: type[Repository]
+    table_name: str
+    source: str
+    key_columns: list[str]
+    type_attribute: str
+    rows: list[Row]
+    partitions: list[tuple[str, list[Row]]]
+    patterns: list[PatternView]
+    colours: dict[str, str]
+
+    def attributes_text(self, row: Row) -> str:
+        hidden = set(self.key_columns) | {self.type_attribute}
+        return ", ".join(f"{k}={row.text(k)}" for k in row.item if k not in hidden)
+
+
+def _key_columns(repository: type[Repository]) -> list[str]:
+    table = repository.__singletable_table__
+    columns: list[str] = []
+    for index in [None, *table.index_names]:
+        keys = table.index_keys(index)
+        for attr in (keys.pk, keys.sk):
+            if attr and attr not in columns:
+                columns.append(attr)
+    return columns
+
+
+def _call_label(name: str, values: Mapping[str, Any]) -> str:
+    args = ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())
+    return f"{name}({args})"
+
+
+def _entity_specs(repository: type[Repository]) -> dict[str, EntitySpec]:
+    from .entity import spec_of
+
+    table = repository.__singletable_table__
+    return {name: spec_of(cls) for name, cls in table.entities.items()}
+
+
+def _row_order(row: Row, sk_attr: str | None) -> str:
+    return row.key_text(sk_attr) or ""
+
+
+def _evaluate_get(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
+    from .errors import SingleTableError
+
+    spec = pattern.spec
+    view = _view(pattern)
+    keys = spec.base.keys
+    for row in rows:
+        if row.type_name != spec.type_name:
+            continue
+        values: dict[str, Any] = {}
+        try:
+            for attr, tpl in ((keys.pk, spec.base.pk), (keys.sk, spec.base.sk)):
+                text = row.key_text(attr)
+                if tpl is not None and text is not None:
+                    values.update(tpl.parse(text))
+            request = getattr(repo, pattern.name).params(**values)
+        except SingleTableError:
+            continue
+        key = request["Key"]
+        found = [
+            r.number for r in rows if all(r.item.get(attr) == value for attr, value in key.items())
+        ]
+        view.calls.append(PatternCall(_call_label(pattern.name, values), found, []))
+    return view
+
+
+def _view(pattern: Any) -> PatternView:
+    row = pattern.explain()
+    return PatternView(
+        row.pattern,
+        row.operation,
+        row.index,
+        row.key_condition,
+        tuple(row.entity_types),
+        row.order,
+        row.filter,
+    )
+
+
+def _evaluate_keyed(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
+    from .errors import SingleTableError
+    from .patterns import QueryPattern, _within
+
+    view = _view(pattern)
+    plan = pattern.plan
+    pk_attr, sk_attr = plan.keys.pk, plan.keys.sk
+    in_index = [r for r in rows if r.key_text(pk_attr) is not None]
+    if sk_attr is not None:
+        in_index = [r for r in in_index if r.key_text(sk_attr) is not None]
+    partitions: dict[str, dict[str, Any]] = {}
+    for row in in_index:
+        text = row.key_text(pk_attr)
+        assert text is not None
+        if text in partitions:
+            continue
+        try:
+            partitions[text] = plan.pk.parse(text)
+        except SingleTableError:
+            continue
+    own_types = {spec.type_name for spec in pattern.specs}
+    keys_only = isinstance(pattern, QueryPattern) and (pattern.keys_only or pattern.hydrate)
+    filter_values = dict.fromkeys(pattern.filter_params)
+    if filter_values:
+        view.note = "the filter is not evaluated: rows shown are what the key condition returns"
+    for number, (_partition, values) in enumerate(sorted(partitions.items())):
+        if number >= MAX_CALLS:
+            view.more_calls = len(partitions) - MAX_CALLS
+            break
+        try:
+            compiled = pattern.compile(repo, {**values, **filter_values})
+        except SingleTableError as exc:
+            view.calls.append(
+                PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
+            )
+            continue
+        pk_value = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
+        sort = compiled.sort
+        selected = [
+            r
+            for r in in_index
+            if r.key_text(pk_attr) == pk_value
+            and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
+        ]
+        selected.sort(key=lambda r: _row_order(r, sk_attr), reverse=pattern.order == "desc")
+        returned: list[int] = []
+        dropped: list[int] = []
+        for row in selected:
+            if keys_only:
+                mine = _parses_as(pattern.specs[0], row)
+            else:
+                mine = row.type_name in own_types
+            (returned if mine else dropped).append(row.number)
+        note = ""
+        if getattr(pattern, "one", False) and len(returned) > 1:
+            note = "more than one match: MultipleResultsError"
+        view.calls.append(PatternCall(_call_label(pattern.name, values), returned, dropped, note))
+    if not partitions:
+        view.note = (
+            view.note + "; " if view.note else ""
+        ) + "no partition in these items matches the partition key template"
+    return view
+
+
+def _parses_as(spec: EntitySpec, row: Row) -> bool:
+    from .errors import SingleTableError
+
+    base = spec.base
+    try:
+        for attr, tpl in ((base.keys.pk, base.pk), (base.keys.sk, base.sk)):
+            if tpl is None or not attr:
+                continue
+            text = row.key_text(attr)
+            if text is None:
+                return False
+            tpl.parse(text)
+    except SingleTableError:
+        return False
+    return True
+
+
+def _evaluate(pattern: Pattern, repo: Repository, rows: Sequence[Row]) -> PatternView:
+    from .patterns import GetPattern, _KeyedPattern
+
+    if isinstance(pattern, GetPattern):
+        return _evaluate_get(pattern, repo, rows)
+    if isinstance(pattern, _KeyedPattern):
+        return _evaluate_keyed(pattern, repo, rows)
+    view = _view(pattern)
+    view.note = "not evaluated (not a get, query or collection pattern)"
+    return view
+
+
+def build_layout(
+    repository: type[Repository], items: Iterable[Mapping[str, Any]], *, source: str = ""
+) -> Layout:
+    """Group ``items`` by partition and evaluate every pattern of ``repository`` on them."""
+    from .patterns import DeclaredPattern
+
+    table = repository.__singletable_table__
+    specs = _entity_specs(repository)
+    key_columns = _key_columns(repository)
+    sk_attr = table.sk
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for number, item in enumerate(items, start=1):
+        pk = item.get(table.pk)
+        if pk is None:
+            raise ItemsError(f"{source or 'items'}: item {number} has no {table.pk!r} attribute")
+        grouped.setdefault(format_value(pk), []).append(dict(item))
+    rows: list[Row] = []
+    partitions: list[tuple[str, list[Row]]] = []
+    for partition in sorted(grouped):
+        members = sorted(
+            grouped[partition],
+            key=lambda it: format_value(it[sk_attr]) if sk_attr and sk_attr in it else "",
+        )
+        part_rows = []
+        for item in members:
+            tag = item.get(table.type_attribute)
+            type_name = format_value(tag) if tag is not None else None
+            spec = specs.get(type_name) if type_name is not None else None
+            row = Row(len(rows) + 1, item, type_name, spec.name if spec is not None else None)
+            rows.append(row)
+            part_rows.append(row)
+        partitions.append((partition, part_rows))
+    types = sorted({r.type_name for r in rows if r.type_name and r.type_name != GUARD_TYPE})
+    for name in specs:
+        if name not in types:
+            types.append(name)
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(types)}
+    repo = repository(client=None)
+    views = []
+    for value in repository.__patterns__.values():
+        pattern = value.pattern if isinstance(value, DeclaredPattern) else value
+        views.append(_evaluate(pattern, repo, rows))
+    return Layout(
+        repository,
+        table.name,
+        source,
+        key_columns,
+        table.type_attribute,
+        rows,
+        partitions,
+        views,
+        colours,
+    )
+
+
+# -- text --------------------------------------------------------------------------------------
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    return ", ".join(str(n) for n in numbers)
+
+
+def render_text(layout: Layout, *, column_width: int = 40, attributes_width: int = 60) -> str:
+    """An aligned terminal table grouped by partition, then each pattern's calls and rows."""
+    headers = ["#", *layout.key_columns, layout.type_attribute, "attributes"]
+    table_rows = []
+    for row in layout.rows:
+        cells = [str(row.number)]
+        cells += [_clip(row.text(c), column_width) for c in layout.key_columns]
+        cells.append(_clip(row.type_name or "", column_width))
+        cells.append(_clip(layout.attributes_text(row), attributes_width))
+        table_rows.append(cells)
+    widths = [len(h) for h in headers]
+    for cells in table_rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, cells)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [cells[0].rjust(widths[0])]
+        parts += [c.ljust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join(parts).rstrip()
+
+    count = len(layout.rows)
+    out = [
+        f"{layout.repository.__qualname__} · table {layout.table_name} · {count} item"
+        f"{'s' if count != 1 else ''} in {len(layout.partitions)} partition"
+        f"{'s' if len(layout.partitions) != 1 else ''}"
+        + (f" · from {layout.source}" if layout.source else ""),
+        "",
+        line(headers),
+        line(["-" * w for w in widths]),
+    ]
+    for partition, rows in layout.partitions:
+        out.append(f"── {partition} ({len(rows)} item{'s' if len(rows) != 1 else ''})")
+        out.extend(line(table_rows[row.number - 1]) for row in rows)
+    out.append("")
+    out.append("Access patterns (rows by #):")
+    for view in layout.patterns:
+        where = view.index or "table"
+        out.append(f"  {view.name}  {view.operation} on {where}: {view.key_condition}")
+        if view.filter:
+            out.append(f"      filter: {view.filter}")
+        if view.note:
+            out.append(f"      ({view.note})")
+        for call in view.calls:
+            text = f"rows {_numbers(call.returned)}" if call.returned else "no rows"
+            if call.dropped:
+                text += f"; also reads and drops {_numbers(call.dropped)}"
+            if call.note:
+                text += f" ({call.note})"
+            out.append(f"    {call.label} -> {text}")
+        if view.more_calls:
+            out.append(f"    ... and {view.more_calls} more partitions")
+    return "\n".join(out) + "\n"
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+_CSS = """
+:root { color-scheme: light; --line: #d0d7de; --hit: #0b6bcb; --drop: #c2410c; }
+* { box-sizing: border-box; }
+body { font: 14px/1.4 system-ui, -apple-system, "Segoe UI", sans-serif; margin: 0;
+       color: #1f2328; background: #fff; }
+header { padding: 16px 24px; border-bottom: 1px solid var(--line); background: #f6f8fa; }
+header h1 { margin: 0 0 4px; font-size: 20px; }
+header p { margin: 0; color: #57606a; }
+main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(280px, 1fr); gap: 16px;
+       padding: 16px 24px; align-items: start; }
+#legend { display: flex; flex-wrap: wrap; gap: 8px; margin: 0 0 12px; padding: 0;
+          list-style: none; }
+#legend li { padding: 2px 10px; border-radius: 12px; border: 1px solid var(--line);
+             font-size: 12px; }
+.scroll { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; }
+table { border-collapse: collapse; width: 100%; font-size: 13px; }
+th, td { padding: 4px 8px; border-bottom: 1px solid var(--line); text-align: left;
+         vertical-align: top; white-space: nowrap; }
+thead th { position: sticky; top: 0; background: #f6f8fa; z-index: 1; }
+td.attrs { white-space: normal; min-width: 240px; color: #424a53; }
+td.num { color: #57606a; text-align: right; }
+td code, th code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; }
+tr.partition-head th { background: #eaeef2; font-weight: 600; }
+tr.item { background: var(--type-colour, #fff); }
+tr.item.returned { outline: 3px solid var(--hit); outline-offset: -3px; }
+tr.item.dropped { outline: 3px dashed var(--drop); outline-offset: -3px; opacity: .75; }
+tr.item.dim { opacity: .35; }
+#patterns { position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow-y: auto; }
+#patterns h2 { font-size: 16px; margin: 0 0 8px; }
+section.pattern { border: 1px solid var(--line); border-radius: 6px; padding: 8px 10px;
+                  margin-bottom: 10px; }
+section.pattern h3 { margin: 0; font-size: 14px; }
+.op { font-weight: 400; color: #57606a; font-size: 12px; }
+.condition { margin: 4px 0; font-size: 12px; word-break: break-word; }
+.note { color: #9a6700; font-size: 12px; margin: 4px 0; }
+ul.calls { list-style: none; margin: 4px 0 0; padding: 0; }
+ul.calls li { margin: 2px 0; font-size: 12px; }
+button.call { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; cursor: pointer;
+              border: 1px solid var(--line); border-radius: 4px; background: #fff;
+              padding: 1px 6px; text-align: left; max-width: 100%; overflow-wrap: anywhere; }
+button.call[aria-pressed="true"] { background: var(--hit); color: #fff; border-color: var(--hit); }
+.count { color: var(--hit); }
+.drop { color: var(--drop); }
+#status { min-height: 1.4em; font-size: 12px; color: #57606a; margin: 0 0 8px; }
+"""
+
+_JS = """
+(function () {
+  "use strict";
+  var rows = document.querySelectorAll("tr.item");
+  var buttons = document.querySelectorAll("button.call");
+  var status = document.getElementById("status");
+  function ids(text) { return text ? text.split(" ") : []; }
+  function clear() {
+    rows.forEach(function (row) { row.classList.remove("returned", "dropped", "dim"); });
+    buttons.forEach(function (b) { b.setAttribute("aria-pressed", "false"); });
+    status.textContent = "Click a pattern call to highlight the rows it reads.";
+  }
+  function show(button) {
+    var returned = ids(button.getAttribute("data-returns"));
+    var dropped = ids(button.getAttribute("data-drops"));
+    rows.forEach(function (row) {
+      var n = row.getAttribute("data-row");
+      var hit = returned.indexOf(n) >= 0, drop = dropped.indexOf(n) >= 0;
+      row.classList.toggle("returned", hit);
+      row.classList.toggle("dropped", drop);
+      row.classList.toggle("dim", !hit && !drop);
+    });
+    buttons.forEach(function (b) { b.setAttribute("aria-pressed", String(b === button)); });
+    status.textContent = button.textContent + ": returns " + returned.length + " row(s)" +
+      (dropped.length ? ", reads and drops " + dropped.length : "");
+    var first = document.getElementById("row-" + (returned[0] || dropped[0]));
+    if (first && first.scrollIntoView) { first.scrollIntoView({block: "nearest"}); }
+  }
+  buttons.forEach(function (button) {
+    button.addEventListener("click", function () {
+      if (button.getAttribute("aria-pressed") === "true") { clear(); } else { show(button); }
+    });
+  });
+  document.getElementById("clear").addEventListener("click", clear);
+  clear();
+})();
+"""
+
+
+def _esc(text: Any) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def render_html(layout: Layout) -> str:
+    """One self-contained HTML page (inline CSS and JS, no network assets)."""
+    name = layout.repository.__qualname__
+    count = len(layout.rows)
+    out: list[str] = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_esc(name)} layout · singletable</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<header>",
+        f"<h1>{_esc(name)} <span class='op'>table {_esc(layout.table_name)}</span></h1>",
+        f"<p>{count} item{'s' if count != 1 else ''} in {len(layout.partitions)} "
+        f"partition{'s' if len(layout.partitions) != 1 else ''}"
+        + (f" · from {_esc(layout.source)}" if layout.source else "")
+        + " · rows grouped by partition, in sort-key order</p>",
+        "</header><main><div>",
+        '<ul id="legend">',
+    ]
+    for type_name, colour in layout.colours.items():
+        out.append(
+            f'<li class="type" data-type="{_esc(type_name)}" '
+            f'style="background:{colour}">{_esc(type_name)}</li>'
+        )
+    out.append("</ul>")
+    headers = ["#", *layout.key_columns, layout.type_attribute, "attributes"]
+    out.append('<div class="scroll"><table id="items"><thead><tr>')
+    out.extend(f"<th>{_esc(h)}</th>" for h in headers)
+    out.append("</tr></thead>")
+    for partition, rows in layout.partitions:
+        out.append(f'<tbody class="partition" data-partition="{_esc(partition)}">')
+        out.append(
+            f'<tr class="partition-head"><th colspan="{len(headers)}">'
+            f"<code>{_esc(partition)}</code> · {len(rows)} item"
+            f"{'s' if len(rows) != 1 else ''}</th></tr>"
+        )
+        for row in rows:
+            colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
+            cells = [f'<td class="num">{row.number}</td>']
+            cells += [f"<td><code>{_esc(row.text(c))}</code></td>" for c in layout.key_columns]
+            cells.append(f"<td>{_esc(row.type_name or '')}</td>")
+            cells.append(f'<td class="attrs">{_esc(layout.attributes_text(row))}</td>')
+            out.append(
+                f'<tr class="item" id="row-{row.number}" data-row="{row.number}" '
+                f'data-type="{_esc(row.type_name or "")}" '
+                f'style="--type-colour:{colour}">{"".join(cells)}</tr>'
+            )
+        out.append("</tbody>")
+    out.append("</table></div></div>")
+    out.append('<aside id="patterns"><h2>Access patterns</h2>')
+    out.append('<p id="status"></p><p><button type="button" id="clear">Clear</button></p>')
+    for view in layout.patterns:
+        where = view.index or "table"
+        out.append(f'<section class="pattern" data-pattern="{_esc(view.name)}">')
+        out.append(
+            f"<h3>{_esc(view.name)} <span class='op'>{_esc(view.operation)} on "
+            f"{_esc(where)} · {_esc(', '.join(view.entity_types))} · {_esc(view.order)}"
+            "</span></h3>"
+        )
+        out.append(f'<p class="condition"><code>{_esc(view.key_condition)}</code></p>')
+        if view.filter:
+            out.append(f'<p class="condition">filter <code>{_esc(view.filter)}</code></p>')
+        if view.note:
+            out.append(f'<p class="note">{_esc(view.note)}</p>')
+        out.append('<ul class="calls">')
+        for call in view.calls:
+            returns = " ".join(str(n) for n in call.returned)
+            drops = " ".join(str(n) for n in call.dropped)
+            extra = f' <span class="drop">+{len(call.dropped)} read and dropped</span>'
+            out.append(
+                f'<li><button type="button" class="call" aria-pressed="false" '
+                f'data-returns="{returns}" data-drops="{drops}">{_esc(call.label)}</button> '
+                f'<span class="count">{len(call.returned)} row'
+                f"{'s' if len(call.returned) != 1 else ''}</span>"
+                + (extra if call.dropped else "")
+                + (f' <span class="note">{_esc(call.note)}</span>' if call.note else "")
+                + "</li>"
+            )
+        if view.more_calls:
+            out.append(f"<li>… and {view.more_calls} more partitions</li>")
+        out.append("</ul></section>")
+    out.append("</aside></main>")
+    out.append(f"<script>{_JS}</script>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,543 @@
+"""The ``singletable`` command line: explain, lint, schema, layout, demo; help, usage errors
+and target loading. Most tests call ``main()`` in-process; the entry point itself, the demo and
+the import conventions run as subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from singletable.cli import main
+
+from . import lint_models as m
+from .models import Product, Store, shop
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_cli(
+    *args: str, cwd: Path = ROOT, env: dict[str, str] | None = None, isolated: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``python -m singletable ARGS`` (or, isolated, main() with no cwd on sys.path)."""
+    if isolated:
+        command = [
+            sys.executable,
+            "-I",
+            "-c",
+            "import sys; from singletable.cli import main; raise SystemExit(main(sys.argv[1:]))",
+            *args,
+        ]
+    else:
+        command = [sys.executable, "-m", "singletable", *args]
+    environment = {k: v for k, v in os.environ.items() if k != "AWS_ENDPOINT_URL_DYNAMODB"}
+    environment.update(env or {})
+    return subprocess.run(
+        command, cwd=cwd, env=environment, capture_output=True, text=True, timeout=120
+    )
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        status = main(list(args))
+    except SystemExit as exc:  # argparse: --help, usage errors
+        status = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip("\n").splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# -- explain ------------------------------------------------------------------------------------
+
+
+def test_explain_prints_markdown_table(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = cli(capsys, "explain", "tests.models:Store")
+    assert status == 0 and err == ""
+    lines = out.strip().splitlines()
+    assert lines[0].startswith("| Pattern | Operation | Index | Key condition")
+    assert re.fullmatch(r"\|(---\|)+", lines[1])
+    rows = [line.split(" | ")[0].lstrip("| ") for line in lines[2:]]
+    assert rows == list(Store.__patterns__)
+    assert all(("GetItem" in line or "Query" in line) for line in lines[2:])
+
+
+def test_explain_entry_point_exits_zero() -> None:
+    result = run_cli("explain", "tests.lint_models:CleanRepo")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert len(lines) == 2 + len(m.CleanRepo.__patterns__)
+    assert lines[1].startswith("|---|")
+
+
+def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "explain", "tests.models:Store", "--format", "json")
+    rows = json.loads(out)
+    assert status == 0
+    assert [r["pattern"] for r in rows] == list(Store.__patterns__)
+    assert {r["operation"] for r in rows} <= {"GetItem", "Query", "Query+BatchGetItem"}
+
+
+# -- lint ---------------------------------------------------------------------------------------
+
+
+def test_lint_warning_only_model_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:HotRepo")
+    assert status == 0
+    assert "hot" in out and "Job" in out and "'QUEUE'" in out
+    assert "hot-partition" in out and "WARNING" in out
+
+
+def test_lint_error_model_exits_one(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:CollidingRepo")
+    assert status == 1
+    assert "ERROR" in out and "key-collision" in out
+
+
+def test_lint_overlap_names_both_entities(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:OverlappingRepo")
+    assert status == 0
+    overlap = [line for line in out.splitlines() if "overlap" in line and "reads" in line]
+    assert any("Post" in line and "PostComment" in line for line in overlap)
+
+
+def test_lint_clean_model(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = cli(capsys, "lint", "tests.lint_models:CleanRepo")
+    assert status == 0 and err == ""
+    assert "hot" not in out.lower() and "overlap" not in out.lower()
+    assert "no findings" in out
+
+
+def test_lint_acknowledged_error_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:AcknowledgedErrors")
+    assert status == 0
+    assert "ACKNOWLEDGED" in out and "different alphabets" in out
+
+
+def test_lint_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:CollidingRepo", "--format", "json")
+    document = json.loads(out)
+    assert status == 1 == document["exit_status"]
+    assert all(set(f) >= {"code", "severity", "subject", "hint"} for f in document["findings"])
+
+
+def test_lint_entry_point_exit_codes() -> None:
+    assert run_cli("lint", "tests.lint_models:HotRepo").returncode == 0
+    assert run_cli("lint", "tests.lint_models:CollidingRepo").returncode == 1
+    clean = run_cli("lint", "tests.lint_models:CleanRepo")
+    assert clean.returncode == 0
+    assert "hot" not in clean.stdout.lower() and "overlap" not in clean.stdout.lower()
+
+
+# -- targets ------------------------------------------------------------------------------------
+
+
+def test_unimportable_module_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = cli(capsys, "lint", "no_such_module_xyz:Repo")
+    assert status == 2 and out == ""
+    line = one_line(err)
+    assert "no_such_module_xyz" in line and "cannot import" in line
+
+
+def test_unimportable_module_entry_point() -> None:
+    result = run_cli("lint", "no_such_pkg.models:Shop")
+    assert result.returncode != 0
+    assert "no_such_pkg" in one_line(result.stderr)
+
+
+def test_missing_attribute_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = cli(capsys, "explain", "tests.lint_models:CleanRepoo")
+    assert status == 2
+    line = one_line(err)
+    assert "'CleanRepoo'" in line and "did you mean 'CleanRepo'" in line
+
+
+def test_target_of_the_wrong_kind(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = cli(capsys, "lint", "tests.lint_models:Account")
+    assert status == 2 and "not a Repository subclass" in one_line(err)
+    status, _, err = cli(capsys, "schema", "tests.lint_models:get")
+    assert status == 2 and "not a singletable Table" in one_line(err)
+
+
+def test_target_needs_a_colon(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = cli(capsys, "explain", "tests.lint_models")
+    assert status == 2 and "MODULE:NAME" in one_line(err)
+
+
+def test_broken_model_module_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "broken_models.py").write_text(
+        textwrap.dedent(
+            """
+            from singletable import Entity, Table
+
+            table = Table("Broken")
+
+            class Thing(Entity, table=table):
+                thing_id: str
+
+                class Keys:
+                    pk = "THING#{thing_idd}"
+                    sk = "#THING"
+            """
+        )
+    )
+    result = run_cli("lint", "broken_models:Repo", cwd=tmp_path, isolated=True)
+    assert result.returncode == 2
+    line = one_line(result.stderr)
+    assert "broken_models" in line and "thing_idd" in line
+
+
+def test_current_directory_is_on_the_import_path(tmp_path: Path) -> None:
+    (tmp_path / "my_shop.py").write_text(
+        textwrap.dedent(
+            """
+            from singletable import Entity, Repository, Table, get
+
+            table = Table("Mine")
+
+            class Thing(Entity, table=table, type="THING"):
+                thing_id: str
+
+                class Keys:
+                    pk = "THING#{thing_id}"
+                    sk = "#THING"
+
+            class Shop(Repository, table=table):
+                thing = get(Thing)
+            """
+        )
+    )
+    result = run_cli("explain", "my_shop:Shop", cwd=tmp_path, isolated=True)
+    assert result.returncode == 0, result.stderr
+    assert "| thing | GetItem |" in result.stdout
+
+
+# -- schema -------------------------------------------------------------------------------------
+
+
+def test_schema_json_is_create_table_params(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "schema", "tests.models:shop")
+    assert status == 0
+    assert json.loads(out) == shop.create_table_params()
+
+
+def test_schema_cloudformation(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "schema", "tests.models:shop", "--format", "cloudformation")
+    assert status == 0
+    assert json.loads(out) == shop.cloudformation()
+
+
+def test_schema_table_name_and_repository_target(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = cli(capsys, "schema", "tests.models:Store", "--table-name", "Shop-dev")
+    assert status == 0
+    assert json.loads(out) == shop.create_table_params("Shop-dev")
+
+
+# -- help and usage errors ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [[], ["explain"], ["lint"], ["schema"], ["layout"], ["demo"]])
+def test_help_for_every_command(capsys: pytest.CaptureFixture[str], command: list[str]) -> None:
+    status, out, err = cli(capsys, *command, "--help")
+    assert status == 0 and err == ""
+    assert out.startswith("usage: singletable")
+
+
+def test_help_entry_point() -> None:
+    result = run_cli("lint", "--help")
+    assert result.returncode == 0 and "lint_acknowledge" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        ([], "choose a command"),
+        (["frobnicate"], "invalid choice"),
+        (["lint"], "required"),
+        (["explain", "tests.models:Store", "--format", "yaml"], "invalid choice"),
+        (["layout", "tests.models:Store"], "--items"),
+        (["layout", "tests.models:Store", "--items", "x.json", "--table", "T"], "--table"),
+        (["schema", "tests.models:shop", "--bogus"], "unrecognized"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(
+    capsys: pytest.CaptureFixture[str], args: list[str], needle: str
+) -> None:
+    status, out, err = cli(capsys, *args)
+    assert status == 2 and out == ""
+    assert needle in one_line(err)
+
+
+def test_usage_error_entry_point() -> None:
+    result = run_cli("lint")
+    assert result.returncode == 2 and result.stdout == ""
+    assert one_line(result.stderr).startswith("singletable lint: error:")
+
+
+# -- layout -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def items_file(tmp_path: Path) -> Path:
+    from .test_layout import sample_items
+
+    path = tmp_path / "items.json"
+    path.write_text(json.dumps(sample_items()))
+    return path
+
+
+def test_layout_text(capsys: pytest.CaptureFixture[str], items_file: Path) -> None:
+    status, out, _ = cli(capsys, "layout", "tests.models:Store", "--items", str(items_file))
+    assert status == 0
+    assert "── CUSTOMER#c1" in out and "Access patterns" in out
+
+
+def test_layout_html(capsys: pytest.CaptureFixture[str], items_file: Path, tmp_path: Path) -> None:
+    target = tmp_path / "layout.html"
+    status, out, err = cli(
+        capsys, "layout", "tests.models:Store", "--items", str(items_file), "--html", str(target)
+    )
+    assert status == 0 and out == ""
+    assert f"wrote {target}" in err
+    page = target.read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.count('<tr class="item"') == 9
+
+
+def test_layout_bad_items_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([{"PK": "CUSTOMER#1"}]))
+    status, _, err = cli(capsys, "layout", "tests.models:Store", "--items", str(bad))
+    assert status == 2 and "wire format" in one_line(err)
+
+
+@pytest.mark.backend("moto_server")
+def test_layout_scans_a_live_table(
+    capsys: pytest.CaptureFixture[str], backend: Any, client: Any
+) -> None:
+    name = backend.table_name("layout")
+    shop.create(client, table_name=name)
+    repo = Store(client=client, table_name=name)
+    repo.put(Product(product_id="p1", name="Pen", category="office", price=1, stock=3))
+    status, out, err = cli(
+        capsys,
+        "layout",
+        "tests.models:Store",
+        "--endpoint",
+        backend.endpoint_url,
+        "--table",
+        name,
+    )
+    assert status == 0, err
+    assert "── PRODUCT#p1 (1 item)" in out
+    assert "product(product_id='p1') -> rows 1" in out
+
+
+# -- demo ---------------------------------------------------------------------------------------
+
+DEMO_EXAMPLE = '''
+"""A small shop standing in for examples.ecommerce.repository in the demo tests."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from decimal import Decimal
+from enum import Enum
+from typing import Any
+
+from singletable import GSI, Entity, Repository, Table, collection, get, query
+
+shop = Table(
+    "DemoShop",
+    indexes=[
+        GSI("GSI1", pk="GSI1PK", sk="GSI1SK"),
+        GSI("GSI2", pk="GSI2PK", sk="GSI2SK", projection="KEYS_ONLY"),
+    ],
+)
+
+
+class Status(str, Enum):
+    PENDING = "PENDING"
+    SHIPPED = "SHIPPED"
+
+
+class Customer(Entity, table=shop, type="CUSTOMER"):
+    customer_id: str
+    name: str
+    email: str
+
+    class Keys:
+        pk = "CUSTOMER#{customer_id}"
+        sk = "#PROFILE"
+        GSI1 = ("EMAIL#{email}", "CUSTOMER#{customer_id}")
+
+
+class Order(Entity, table=shop, type="ORDER"):
+    customer_id: str
+    order_id: str
+    created_at: datetime
+    status: Status
+    total: Decimal
+
+    class Keys:
+        pk = "CUSTOMER#{customer_id}"
+        sk = "ORDER#{created_at}#{order_id}"
+        GSI2 = ("ORDERID#{order_id}", "ORDER")
+
+
+class Shop(Repository, table=shop):
+    customer = get(Customer)
+    customer_by_email = query(Customer, index="GSI1", one=True)
+    customer_orders = query(Order, order="desc")
+    order_by_id = query(Order, index="GSI2", hydrate=True)
+    customer_home = collection(Customer, Order)
+
+
+def seed(repo: Shop) -> None:
+    repo.put(Customer(customer_id="c1", name="Ann", email="ann@example.com"))
+    for n in range(1, 4):
+        repo.put(
+            Order(
+                customer_id="c1",
+                order_id=f"o{n}",
+                created_at=datetime(2026, 6, n, 10, tzinfo=timezone.utc),
+                status=Status.PENDING if n == 3 else Status.SHIPPED,
+                total=Decimal(n * 10),
+            )
+        )
+
+
+EXAMPLE_CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("customer", {"customer_id": "c1"}),
+    ("customer_by_email", {"email": "ann@example.com"}),
+    ("customer_orders", {"customer_id": "c1", "limit": 2}),
+    ("order_by_id", {"order_id": "o2"}),
+    ("customer_home", {"customer_id": "c1"}),
+]
+'''
+
+PATTERN_LINE = re.compile(
+    r"^\[(?P<mark>ok|!!)\] (?P<name>\w+) +(?P<operation>[A-Za-z+]+) +(?P<count>\d+) requests?"
+)
+
+
+def demo_lines(stdout: str) -> dict[str, re.Match[str]]:
+    lines = {}
+    for line in stdout.splitlines():
+        match = PATTERN_LINE.match(line)
+        if match:
+            lines[match["name"]] = match
+    return lines
+
+
+def check_demo_output(stdout: str, calls: list[str], explain: dict[str, str]) -> None:
+    lines = demo_lines(stdout)
+    assert sorted(lines) == sorted(calls), stdout
+    for name, match in lines.items():
+        assert match["mark"] == "ok", match.string
+        expected = explain[name]
+        if "+" in expected:  # hydrate: Query, plus one BatchGetItem when something matched
+            assert match["operation"] in (expected, expected.split("+")[0])
+            assert int(match["count"]) == len(match["operation"].split("+"))
+        else:
+            assert match["operation"] == expected
+            assert match["count"] == "1", match.string
+    assert "| Pattern | Operation |" in stdout  # the explain table
+    assert "0 scans" in stdout
+
+
+@pytest.fixture
+def demo_dir(tmp_path: Path) -> Path:
+    (tmp_path / "demo_shop.py").write_text(DEMO_EXAMPLE)
+    return tmp_path
+
+
+def test_demo_end_to_end(demo_dir: Path) -> None:
+    started = time.monotonic()
+    result = run_cli("demo", "--example", "demo_shop", cwd=demo_dir)
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert elapsed < 10, f"the demo took {elapsed:.1f} s"
+    explain = {
+        "customer": "GetItem",
+        "customer_by_email": "Query",
+        "customer_orders": "Query",
+        "order_by_id": "Query+BatchGetItem",
+        "customer_home": "Query",
+    }
+    check_demo_output(result.stdout, list(explain), explain)
+    lines = demo_lines(result.stdout)
+    assert lines["order_by_id"]["operation"] == "Query+BatchGetItem"
+    assert "RCU" in lines["customer"].string  # moto reports consumed capacity
+    assert "Page(2 items, more)" in lines["customer_orders"].string
+    assert "## Lint" in result.stdout and "no findings" in result.stdout
+    assert "starting the embedded DynamoDB" in result.stdout
+
+
+EXAMPLE = ROOT / "examples" / "ecommerce" / "repository.py"
+
+
+@pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/ecommerce is not in this checkout")
+def test_demo_of_the_example_shop() -> None:
+    """The README's command: `singletable demo` from the repository root, under 10 s."""
+    from importlib import import_module
+
+    module = import_module("examples.ecommerce.repository")
+    explain = {row.pattern: row.operation for row in module.Shop.explain()}
+    started = time.monotonic()
+    result = run_cli("demo")
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert elapsed < 10, f"the demo took {elapsed:.1f} s"
+    check_demo_output(result.stdout, [name for name, _ in module.EXAMPLE_CALLS], explain)
+
+
+def test_demo_without_moto_says_what_to_install(demo_dir: Path) -> None:
+    code = (
+        "import sys; sys.modules['moto'] = None; from singletable.cli import main; "
+        "raise SystemExit(main(['demo', '--example', 'demo_shop']))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=demo_dir, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    line = one_line(result.stderr)
+    assert 'pip install "singletable[demo]"' in line
+
+
+def test_demo_unknown_example(demo_dir: Path) -> None:
+    result = run_cli("demo", "--example", "no_such_example_mod", cwd=demo_dir)
+    assert result.returncode == 2
+    assert "no_such_example_mod" in one_line(result.stderr)
+
+
+@pytest.mark.backend("moto_server")
+def test_demo_against_an_endpoint(backend: Any, client: Any, demo_dir: Path) -> None:
+    """With an endpoint, the demo creates a uniquely named table there and deletes it."""
+    before = set(client.list_tables()["TableNames"])
+    result = run_cli(
+        "demo",
+        "--example",
+        "demo_shop",
+        cwd=demo_dir,
+        env={"AWS_ENDPOINT_URL_DYNAMODB": backend.endpoint_url},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    created = re.search(r"creating table (DemoShop-demo-[0-9a-f]{8}) at", result.stdout)
+    assert created, result.stdout
+    assert f"deleted table {created[1]}" in result.stdout
+    assert set(client.list_tables()["TableNames"]) == before
+    assert "embedded" not in result.stdout
+    assert len(demo_lines(result.stdout)) == 5

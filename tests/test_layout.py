@@ -1,0 +1,537 @@
+"""The layout view: grouping, pattern evaluation, text and HTML rendering, and the HTML
+rendered in headless Chromium (DOM, console, network, clicks)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import html.parser
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from singletable.layout import (
+    ItemsError,
+    Layout,
+    build_layout,
+    load_items,
+    parse_items,
+    render_html,
+    render_text,
+)
+
+from .models import (
+    Customer,
+    Order,
+    OrderDetails,
+    OrderLine,
+    OrderNote,
+    Product,
+    Status,
+    Store,
+)
+
+
+def _at(day: int) -> datetime:
+    return datetime(2026, 6, day, 10, 0, tzinfo=timezone.utc)
+
+
+def sample_items() -> list[dict[str, Any]]:
+    entities = [
+        Customer(customer_id="c1", name="Ann", email="ann@example.com"),
+        Customer(customer_id="c2", name="Bob", email="bob@example.com"),
+        Order(
+            customer_id="c1",
+            order_id="o1",
+            created_at=_at(1),
+            status=Status.PENDING,
+            total=Decimal("10"),
+            customer_name="Ann",
+        ),
+        Order(
+            customer_id="c1",
+            order_id="o2",
+            created_at=_at(2),
+            status=Status.SHIPPED,
+            total=Decimal("25.50"),
+            customer_name="Ann",
+        ),
+        OrderNote(customer_id="c1", created_at=_at(1), note_id="n1", text="gift wrap"),
+        OrderDetails(order_id="o1", shipping_address="1 Main St", payment_method="card"),
+        OrderLine(
+            order_id="o1", product_id="p1", quantity=2, price=Decimal("5"), product_name="Pen"
+        ),
+        Product(product_id="p1", name="Pen", category="office", price=Decimal("5"), stock=10),
+    ]
+    items = [entity.to_item() for entity in entities]
+    # a unique-guard item, as Customer's Unique() email writes it
+    items.append(
+        {
+            "PK": {"S": "__unique__#CUSTOMER#email#ann@example.com"},
+            "SK": {"S": "__unique__"},
+            "_type": {"S": "__unique__"},
+            "_owner": {"S": '["CUSTOMER#c1", "PROFILE"]'},
+        }
+    )
+    return json.loads(json.dumps(items))  # as read back from a file
+
+
+@pytest.fixture(scope="module")
+def layout() -> Layout:
+    return build_layout(Store, sample_items(), source="sample")
+
+
+def rows_of(layout: Layout, type_name: str) -> list[int]:
+    return [row.number for row in layout.rows if row.type_name == type_name]
+
+
+def call(layout: Layout, pattern: str, label: str) -> Any:
+    view = next(v for v in layout.patterns if v.name == pattern)
+    return next(c for c in view.calls if c.label == label)
+
+
+# -- grouping and evaluation --------------------------------------------------------------------
+
+
+def test_rows_grouped_by_partition_in_sort_key_order(layout: Layout) -> None:
+    assert len(layout.rows) == len(sample_items())
+    assert [r.number for r in layout.rows] == list(range(1, len(layout.rows) + 1))
+    partitions = [p for p, _ in layout.partitions]
+    assert partitions == sorted(partitions)
+    for _, rows in layout.partitions:
+        keys = [r.key_text("SK") or "" for r in rows]
+        assert keys == sorted(keys)
+    assert layout.key_columns == [
+        "PK",
+        "SK",
+        "GSI1PK",
+        "GSI1SK",
+        "GSI2PK",
+        "GSI2SK",
+        "GSI3PK",
+        "GSI3SK",
+    ]
+
+
+def test_query_returns_its_rows_and_shows_foreign_rows_it_reads(layout: Layout) -> None:
+    orders = call(layout, "customer_orders", "customer_orders(customer_id='c1')")
+    order_rows = rows_of(layout, "ORDER")
+    assert orders.returned == sorted(order_rows, reverse=True)  # order="desc"
+    assert orders.dropped == rows_of(layout, "ORDER_NOTE")
+    oldest = call(layout, "orders_oldest_first", "orders_oldest_first(customer_id='c1')")
+    assert oldest.returned == order_rows
+    empty = call(layout, "customer_orders", "customer_orders(customer_id='c2')")
+    assert empty.returned == [] and empty.dropped == []
+
+
+def test_get_index_sparse_and_keys_only_patterns(layout: Layout) -> None:
+    ann = call(layout, "customer", "customer(customer_id='c1')")
+    (row,) = ann.returned
+    assert layout.rows[row - 1].item["name"] == {"S": "Ann"}
+    by_email = call(layout, "customer_by_email", "customer_by_email(email='bob@example.com')")
+    assert [layout.rows[n - 1].item["name"]["S"] for n in by_email.returned] == ["Bob"]
+    pending = call(layout, "pending_orders", "pending_orders()")
+    assert [layout.rows[n - 1].item["order_id"]["S"] for n in pending.returned] == ["o1"]
+    refs = call(layout, "order_refs", "order_refs(order_id='o2')")
+    assert [layout.rows[n - 1].item["order_id"]["S"] for n in refs.returned] == ["o2"]
+    status = call(layout, "orders_by_status", "orders_by_status(status='SHIPPED')")
+    assert len(status.returned) == 1
+
+
+def test_collection_and_filter_notes(layout: Layout) -> None:
+    home = call(layout, "customer_home", "customer_home(customer_id='c1')")
+    assert set(home.returned) == set(rows_of(layout, "ORDER")) | {
+        n
+        for n in rows_of(layout, "CUSTOMER")
+        if layout.rows[n - 1].item["customer_id"]["S"] == "c1"
+    }
+    assert home.dropped == rows_of(layout, "ORDER_NOTE")
+    big = next(v for v in layout.patterns if v.name == "big_orders")
+    assert big.filter and "not evaluated" in big.note
+    teams = next(v for v in layout.patterns if v.name == "team_members")
+    assert teams.calls == [] and "no partition" in teams.note
+
+
+def test_every_pattern_has_a_view(layout: Layout) -> None:
+    assert [v.name for v in layout.patterns] == list(Store.__patterns__)
+
+
+# -- items --------------------------------------------------------------------------------------
+
+
+def test_items_file_formats(tmp_path: Path) -> None:
+    items = sample_items()
+    plain = tmp_path / "items.json"
+    plain.write_text(json.dumps(items))
+    assert load_items(plain) == items
+    scanned = tmp_path / "scan.json"
+    scanned.write_text(json.dumps({"Items": items, "Count": len(items)}))
+    assert load_items(scanned) == items
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"PK": {"S": "x"}}, "JSON list"),
+        ([{"PK": "CUSTOMER#1"}], "wire format"),
+        ([{"PK": {"S": "x", "N": "1"}}], "wire format"),
+        ([42], "item 1"),
+    ],
+)
+def test_items_must_be_wire_format(document: Any, message: str) -> None:
+    with pytest.raises(ItemsError, match=message):
+        parse_items(document)
+
+
+def test_unreadable_items_file(tmp_path: Path) -> None:
+    with pytest.raises(ItemsError, match="cannot read"):
+        load_items(tmp_path / "missing.json")
+    broken = tmp_path / "broken.json"
+    broken.write_text("[{")
+    with pytest.raises(ItemsError, match="not valid JSON"):
+        load_items(broken)
+
+
+def test_item_without_partition_key() -> None:
+    with pytest.raises(ItemsError, match="no 'PK'"):
+        build_layout(Store, [{"SK": {"S": "x"}}])
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+def test_text_is_aligned_and_grouped(layout: Layout) -> None:
+    text = render_text(layout)
+    lines = text.splitlines()
+    header = next(line for line in lines if line.lstrip().startswith("#  PK"))
+    rule = lines[lines.index(header) + 1]
+    assert set(rule.replace(" ", "")) == {"-"}
+    sk_column = header.index("SK")
+    data = [line for line in lines if line[:3].strip().isdigit()]
+    assert len(data) == len(layout.rows)
+    assert all(line[sk_column - 2 : sk_column] == "  " for line in data)  # columns line up
+    assert "── CUSTOMER#c1 (4 items)" in text
+    assert "customer_orders(customer_id='c1') -> rows" in text
+    assert "also reads and drops" in text
+
+
+# -- HTML (static) ------------------------------------------------------------------------------
+
+
+class DomCounter(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict[str, str | None]] = []
+        self.patterns: list[str | None] = []
+        self.calls = 0
+        self.external: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "tr" and "item" in classes:
+            self.rows.append(attributes)
+        if tag == "section" and "pattern" in classes:
+            self.patterns.append(attributes.get("data-pattern"))
+        if tag == "button" and "call" in classes:
+            self.calls += 1
+        for name in ("src", "href"):
+            if attributes.get(name):
+                self.external.append(str(attributes[name]))
+        if tag == "link":
+            self.external.append(str(attributes))
+
+
+def test_html_is_self_contained(layout: Layout) -> None:
+    page = render_html(layout)
+    dom = DomCounter()
+    dom.feed(page)
+    assert len(dom.rows) == len(layout.rows)
+    assert dom.patterns == [v.name for v in layout.patterns]
+    assert dom.external == []
+    assert "http://" not in page and "https://" not in page
+    colours = {row["data-type"]: row["style"] for row in dom.rows}
+    assert colours["ORDER"] != colours["CUSTOMER"]
+
+
+def test_html_escapes_item_text() -> None:
+    items = sample_items()
+    items[0]["name"] = {"S": "<script>alert(1)</script>"}
+    page = render_html(build_layout(Store, items))
+    assert "<script>alert(1)" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+# -- HTML in headless Chromium ------------------------------------------------------------------
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        reason = (
+            "Chromium is not installed (Debian: apt-get install -y --no-install-recommends "
+            "chromium; .ci/run installs it)"
+        )
+        if os.environ.get("SINGLETABLE_REQUIRE_CHROMIUM") == "1":
+            pytest.fail(reason + ", but SINGLETABLE_REQUIRE_CHROMIUM=1")
+        pytest.skip(reason)
+    return path
+
+
+@pytest.fixture
+def page_file(layout: Layout, tmp_path: Path) -> Path:
+    path = tmp_path / "layout.html"
+    path.write_text(render_html(layout), encoding="utf-8")
+    return path
+
+
+def test_chromium_dump_dom(layout: Layout, page_file: Path, tmp_path: Path) -> None:
+    """The page as Chromium built it: one row per item, an element per pattern, the script
+    ran (the status line is filled in) and the console stayed empty."""
+    chromium = chromium_path()
+    profile = tmp_path / "profile"
+    result = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            "--dump-dom",
+            page_file.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    dom = DomCounter()
+    dom.feed(result.stdout)
+    assert len(dom.rows) == len(layout.rows)
+    assert dom.patterns == [v.name for v in layout.patterns]
+    assert dom.calls == sum(len(v.calls) for v in layout.patterns)
+    assert "Click a pattern call" in result.stdout  # set by the script
+    console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
+    assert console == [], console
+
+
+# A minimal Chrome DevTools Protocol client (stdlib only: one websocket, text frames).
+
+
+class DevTools:
+    def __init__(self, url: str) -> None:
+        assert url.startswith("ws://")
+        host_port, _, path = url[len("ws://") :].partition("/")
+        host, _, port = host_port.partition(":")
+        self.sock = socket.create_connection((host, int(port)), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        request = (
+            f"GET /{path} HTTP/1.1\r\nHost: {host_port}\r\nUpgrade: websocket\r\n"
+            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+            "Sec-WebSocket-Version: 13\r\n\r\n"
+        )
+        self.sock.sendall(request.encode())
+        response = b""
+        while b"\r\n\r\n" not in response:
+            chunk = self.sock.recv(4096)
+            if not chunk:
+                raise ConnectionError("DevTools closed the connection during the handshake")
+            response += chunk
+        head, _, self.buffer = response.partition(b"\r\n\r\n")
+        assert b" 101 " in head.split(b"\r\n")[0], head
+        self.next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def _read(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("DevTools closed the connection")
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def _send(self, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        mask = os.urandom(4)
+        header = bytes([0x81])
+        if len(data) < 126:
+            header += bytes([0x80 | len(data)])
+        elif len(data) < 65536:
+            header += bytes([0x80 | 126]) + struct.pack("!H", len(data))
+        else:
+            header += bytes([0x80 | 127]) + struct.pack("!Q", len(data))
+        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
+        self.sock.sendall(header + mask + masked)
+
+    def _receive(self) -> dict[str, Any]:
+        message = b""
+        while True:
+            first, second = self._read(2)
+            opcode, length = first & 0x0F, second & 0x7F
+            if length == 126:
+                (length,) = struct.unpack("!H", self._read(2))
+            elif length == 127:
+                (length,) = struct.unpack("!Q", self._read(8))
+            mask = self._read(4) if second & 0x80 else b""
+            payload = self._read(length)
+            if mask:
+                payload = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+            if opcode == 0x8:
+                raise ConnectionError("DevTools closed the websocket")
+            if opcode in (0x9, 0xA):
+                continue  # ping/pong
+            message += payload
+            if first & 0x80:
+                result: dict[str, Any] = json.loads(message)
+                return result
+
+    def call(self, method: str, **params: Any) -> dict[str, Any]:
+        self.next_id += 1
+        self._send({"id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self._receive()
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                result: dict[str, Any] = message.get("result", {})
+                return result
+            self.events.append(message)
+
+    def wait_for(self, method: str, timeout: float = 30) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        for event in self.events:
+            if event.get("method") == method:
+                return event
+        while time.monotonic() < deadline:
+            message = self._receive()
+            self.events.append(message)
+            if message.get("method") == method:
+                return message
+        raise TimeoutError(method)
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(result["exceptionDetails"])
+        return result["result"].get("value")
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.sock.close()
+
+
+@contextlib.contextmanager
+def chromium_page(chromium: str) -> Iterator[DevTools]:
+    profile = tempfile.mkdtemp(prefix="singletable-chromium-")
+    process = subprocess.Popen(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    devtools: DevTools | None = None
+    try:
+        port_file = Path(profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 60
+        while not (port_file.exists() and port_file.read_text().strip()):
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("Chromium did not open its DevTools port")
+            time.sleep(0.05)
+        port = int(port_file.read_text().split()[0])
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30) as reply:
+            targets = json.loads(reply.read())
+        page = next(t for t in targets if t.get("type") == "page")
+        devtools = DevTools(page["webSocketDebuggerUrl"])
+        yield devtools
+    finally:
+        if devtools is not None:
+            devtools.close()
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def test_chromium_devtools_clicks_and_console(layout: Layout, page_file: Path) -> None:
+    """Load the page through the DevTools protocol: no exception, console message or network
+    request; clicking a pattern call highlights exactly the rows the layout computed."""
+    chromium = chromium_path()
+    with chromium_page(chromium) as page:
+        page.call("Runtime.enable")
+        page.call("Log.enable")
+        page.call("Network.enable")
+        page.call("Page.enable")
+        page.call("Page.navigate", url=page_file.as_uri())
+        page.wait_for("Page.loadEventFired")
+        assert page.evaluate("document.querySelectorAll('tr.item').length") == len(layout.rows)
+        assert page.evaluate(
+            "Array.from(document.querySelectorAll('section.pattern')).map(s => s.dataset.pattern)"
+        ) == [v.name for v in layout.patterns]
+        expected = call(layout, "customer_orders", "customer_orders(customer_id='c1')")
+        selector = "section.pattern[data-pattern='customer_orders'] button.call"
+        clicked = page.evaluate(
+            f'(() => {{ const b = Array.from(document.querySelectorAll("{selector}"))'
+            f'.find(b => b.textContent === "{expected.label}"); b.click();'
+            " return b.getAttribute('aria-pressed'); })()"
+        )
+        assert clicked == "true"
+        returned = page.evaluate(
+            "Array.from(document.querySelectorAll('tr.item.returned')).map(r => +r.dataset.row)"
+        )
+        dropped = page.evaluate(
+            "Array.from(document.querySelectorAll('tr.item.dropped')).map(r => +r.dataset.row)"
+        )
+        assert sorted(returned) == sorted(expected.returned)
+        assert dropped == expected.dropped
+        status = page.evaluate("document.getElementById('status').textContent")
+        assert "returns 2 row(s)" in status and "drops 1" in status
+        page.evaluate("document.getElementById('clear').click()")
+        assert page.evaluate("document.querySelectorAll('tr.item.returned').length") == 0
+        # everything the page did, as events
+        page.evaluate("0")
+        problems = [
+            e
+            for e in page.events
+            if e.get("method") in ("Runtime.exceptionThrown", "Runtime.consoleAPICalled")
+            or (e.get("method") == "Log.entryAdded" and e["params"]["entry"]["level"] == "error")
+        ]
+        assert problems == []
+        requests = [
+            e["params"]["request"]["url"]
+            for e in page.events
+            if e.get("method") == "Network.requestWillBeSent"
+        ]
+        assert all(url.startswith(("file:", "data:")) for url in requests), requests

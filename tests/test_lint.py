@@ -1,0 +1,384 @@
+"""singletable.lint.check: every rule fires on its model and stays quiet on its twin;
+acknowledgements; the key-language analysis behind collisions, overlaps and ordering."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+
+from singletable import Entity, Table
+from singletable.entity import spec_of
+from singletable.lint import (
+    RULES,
+    Finding,
+    can_sort_after,
+    check,
+    exit_status,
+    format_json,
+    format_text,
+    languages_intersect,
+    template_language,
+)
+
+from . import lint_models as m
+from .models import Leaderboard, Store
+
+
+def codes(repository: type, code: str | None = None) -> list[Finding]:
+    findings = check(repository)
+    return [f for f in findings if code is None or f.code == code]
+
+
+def subjects(repository: type, code: str) -> set[str]:
+    return {f.subject for f in codes(repository, code)}
+
+
+# -- the clean model ----------------------------------------------------------------------------
+
+
+def test_clean_model_has_no_findings() -> None:
+    assert check(m.CleanRepo) == []
+    text = format_text(m.CleanRepo, [])
+    assert "no findings" in text
+    assert "hot" not in text.lower() and "overlap" not in text.lower()
+
+
+def test_findings_have_code_severity_subject_message_hint() -> None:
+    for finding in check(Store):
+        assert finding.code in RULES
+        assert finding.severity == RULES[finding.code]
+        assert finding.subject and finding.message and finding.hint
+        assert finding.acknowledged is None
+    order = ["error", "warning", "info"]
+    severities = [order.index(f.severity) for f in check(Store)]
+    assert severities == sorted(severities), "errors first, then warnings, then info"
+
+
+# -- hot-partition ------------------------------------------------------------------------------
+
+
+def test_hot_partition_constant_enum_and_literal_keys() -> None:
+    found = {f.subject: f for f in codes(m.HotRepo, "hot-partition")}
+    assert set(found) == {"Job", "Ticket.GSI1", "Shipment"}
+    assert all(f.severity == "warning" for f in found.values())
+    job = found["Job"]
+    assert "hot" in job.message and "Job" in job.message and "'QUEUE'" in job.message
+    assert "no placeholder" in job.message
+    assert "shard" in job.hint
+    assert "at most 2 partitions" in found["Ticket.GSI1"].message
+    assert "LOW, HIGH" in found["Ticket.GSI1"].message
+    assert "region (eu, us)" in found["Shipment"].message
+
+
+def test_hot_partition_not_reported_for_high_cardinality_keys() -> None:
+    assert codes(m.CoolRepo, "hot-partition") == []
+    assert codes(m.CleanRepo, "hot-partition") == []
+
+
+def test_sparse_queue_index_is_hot_and_says_sparse() -> None:
+    (finding,) = codes(m.QueueRepo, "hot-partition")
+    assert finding.subject == "Task.GSI1"
+    assert "sparse" in finding.message and "'WAITING'" in finding.message
+
+
+# -- key-collision ------------------------------------------------------------------------------
+
+
+def test_key_collision_between_entity_types() -> None:
+    (finding,) = codes(m.CollidingRepo, "key-collision")
+    assert finding.severity == "error"
+    assert finding.subject == "CartItem+WishItem"
+    assert "CartItem" in finding.message and "WishItem" in finding.message
+    assert "overwrite" in finding.message
+    assert exit_status(check(m.CollidingRepo)) == 1
+
+
+def test_no_collision_when_value_languages_are_disjoint() -> None:
+    # 'V#{seq:05d}' and 'V#{day}' share a prefix, but five digits never look like a date
+    assert codes(m.DistinctRepo, "key-collision") == []
+    assert codes(m.SeparatedRepo, "key-collision") == []
+    assert codes(m.CleanRepo, "key-collision") == []
+
+
+def test_test_models_order_and_note_can_collide() -> None:
+    # OrderNote's sort key 'ORDER#{created_at}#NOTE{note_id}' equals an Order's
+    # 'ORDER#{created_at}#{order_id}' when order_id starts with NOTE: a real collision
+    assert subjects(Store, "key-collision") == {"Order+OrderNote"}
+
+
+# -- prefix-overlap -----------------------------------------------------------------------------
+
+
+def test_prefix_overlap_names_both_entities() -> None:
+    found = {f.subject: f for f in codes(m.OverlappingRepo, "prefix-overlap")}
+    assert "posts.PostComment" in found
+    finding = found["posts.PostComment"]
+    assert finding.severity == "warning"
+    assert "overlap" in finding.message
+    assert "Post" in finding.message and "PostComment" in finding.message
+    assert "begins_with(SK, 'POST#')" in finding.message
+    assert codes(m.OverlappingRepo, "key-collision") == []  # overlapping, not colliding
+
+
+def test_no_overlap_with_distinct_prefixes() -> None:
+    assert codes(m.SeparatedRepo, "prefix-overlap") == []
+    assert codes(m.CleanRepo, "prefix-overlap") == []
+
+
+def test_collection_reading_foreign_types_is_an_overlap() -> None:
+    assert {"customer_home.OrderNote", "customer_home.Parcel"} <= subjects(Store, "prefix-overlap")
+
+
+# -- unsortable-sort-key ------------------------------------------------------------------------
+
+
+def test_unsortable_sort_key_is_refused_at_definition_time() -> None:
+    from singletable.errors import KeyDefinitionError
+
+    with pytest.raises(KeyDefinitionError, match="sort"):
+
+        class Bare(Entity, table=Table("Refused"), type="BARE"):
+            game_id: str
+            points: int
+
+            class Keys:
+                pk = "GAME#{game_id}"
+                sk = "POINTS#{points}"
+
+
+def test_unsortable_sort_key_rule_still_checks() -> None:
+    repository = m.unsortable_repository()
+    (finding,) = codes(repository, "unsortable-sort-key")
+    assert finding.severity == "error"
+    assert finding.subject == "BareScore"
+    assert "{points}" in finding.message and "sortable" in finding.hint
+    assert exit_status(check(repository)) == 1
+
+
+def test_sortable_numbers_pass() -> None:
+    assert codes(m.ScoreRepo, "unsortable-sort-key") == []
+
+
+# -- indexes -------------------------------------------------------------------------------------
+
+
+def test_unused_index_and_unread_index() -> None:
+    (unused,) = codes(m.IndexedRepo, "unused-index")
+    assert unused.subject == "GSI2" and unused.severity == "warning"
+    assert "Member" in unused.message  # who pays for it
+    (unread,) = codes(m.IndexedRepo, "unread-index")
+    assert unread.subject == "Badge.GSI1" and unread.severity == "warning"
+
+
+def test_every_index_read() -> None:
+    assert codes(m.IndexedFullRepo) == []
+
+
+def test_more_than_five_gsis() -> None:
+    (finding,) = codes(m.SixIndexRepo, "too-many-indexes")
+    assert finding.severity == "warning" and "6" in finding.message
+    assert codes(m.FiveIndexRepo, "too-many-indexes") == []
+    assert codes(m.FiveIndexRepo) == []
+
+
+# -- filter --------------------------------------------------------------------------------------
+
+
+def test_filter_is_info_with_a_waste_estimate() -> None:
+    found = {f.subject: f for f in codes(m.FilteredRepo, "filter")}
+    assert set(found) == {"paid_purchases", "big_purchases"}
+    paid = found["paid_purchases"]
+    assert paid.severity == "info"
+    assert "waste ~75%" in paid.message  # = on an enum with 4 members keeps about 1 in 4
+    assert "waste ~67%" in found["big_purchases"].message  # a range keeps about a third
+    assert exit_status(check(m.FilteredRepo)) == 0
+
+
+def test_no_filter_no_finding() -> None:
+    assert codes(m.UnfilteredRepo) == []
+
+
+# -- projection-mismatch --------------------------------------------------------------------------
+
+
+def test_keys_only_index_read_for_entities_is_an_error() -> None:
+    (finding,) = codes(m.projection_mismatch_repository(), "projection-mismatch")
+    assert finding.severity == "error" and finding.subject == "parcel_refs"
+    assert "KEYS_ONLY" in finding.message and "hydrate=True" in finding.hint
+
+
+def test_keys_only_and_hydrate_patterns_pass() -> None:
+    assert codes(m.ProjectedRepo, "projection-mismatch") == []
+
+
+# -- collection-parent-order ----------------------------------------------------------------------
+
+
+def test_parent_sorting_after_children() -> None:
+    (finding,) = codes(m.HomesRepo, "collection-parent-order")
+    assert finding.severity == "warning" and finding.subject == "home"
+    assert "Household" in finding.message and "Resident" in finding.message
+    assert "after" in finding.message
+
+
+def test_parent_sorting_first() -> None:
+    assert codes(m.OrderedHomesRepo) == []
+
+
+def test_descending_collection_needs_the_parent_last_in_key_order() -> None:
+    (finding,) = codes(m.DescendingHomesRepo, "collection-parent-order")
+    assert "order=desc" in finding.message and "before" in finding.message
+
+
+# -- implicit-type-tag --------------------------------------------------------------------------
+
+
+def test_implicit_type_tag_is_info() -> None:
+    (finding,) = codes(m.TaglessRepo, "implicit-type-tag")
+    assert finding.severity == "info" and finding.subject == "Note"
+    assert "'Note'" in finding.message and "renaming" in finding.message
+    assert 'type="NOTE"' in finding.hint
+    assert codes(m.CoolRepo, "implicit-type-tag") == []
+
+
+# -- scan ---------------------------------------------------------------------------------------
+
+
+def test_scan_is_an_error() -> None:
+    (finding,) = codes(m.ScanningRepo, "scan")
+    assert finding.severity == "error" and finding.subject == "everything"
+    assert "Scan" in finding.message
+    assert exit_status(check(m.ScanningRepo)) == 1
+
+
+def test_get_query_and_collection_never_scan() -> None:
+    for repository in (m.CleanRepo, Store, Leaderboard, m.ProjectedRepo):
+        assert codes(repository, "scan") == []
+
+
+# -- acknowledgements ---------------------------------------------------------------------------
+
+
+def test_acknowledged_findings_are_marked_and_keep_their_severity() -> None:
+    findings = check(m.HotAcknowledged)
+    assert {f.subject for f in findings} == {"Job", "Ticket.GSI1", "Shipment"}
+    reasons = {f.subject: f.acknowledged for f in findings}
+    assert reasons["Job"] == "a small work queue, deliberate"
+    assert all(f.severity == "warning" for f in findings)
+    text = format_text(m.HotAcknowledged, findings)
+    assert "ACKNOWLEDGED" in text and "a small work queue, deliberate" in text
+    assert "3 acknowledged" in text
+
+
+def test_subject_prefix_covers_sub_subjects() -> None:
+    (finding,) = check(m.QueueRepo)  # "hot-partition:Task" covers Task.GSI1
+    assert finding.subject == "Task.GSI1"
+    assert finding.acknowledged == "sparse queue index, deliberate"
+
+
+def test_acknowledged_errors_do_not_fail() -> None:
+    findings = check(m.AcknowledgedErrors)
+    (collision,) = [f for f in findings if f.code == "key-collision"]
+    assert collision.acknowledged and not collision.fails
+    assert exit_status(findings) == 0
+
+
+def test_check_takes_extra_acknowledgements() -> None:
+    findings = check(m.CollidingRepo, acknowledge={"key-collision:CartItem+WishItem": "known"})
+    assert exit_status(findings) == 0
+    assert exit_status(check(m.CollidingRepo)) == 1  # the class itself is unchanged
+
+
+def test_bad_and_stale_acknowledgements_are_reported() -> None:
+    found = {f.subject: f for f in check(m.BadAcknowledgements)}
+    assert found["hot-partitoin:Account"].code == "invalid-acknowledgement"
+    assert found["hot-partitoin:Account"].severity == "error"
+    assert found["implicit-type-tag:Account"].code == "invalid-acknowledgement"
+    assert "no reason" in found["implicit-type-tag:Account"].message
+    assert found["prefix-overlap:invoices"].code == "unused-acknowledgement"
+    assert found["prefix-overlap:invoices"].severity == "info"
+
+
+def test_acknowledge_must_be_a_mapping() -> None:
+    class Broken(m.CleanRepo):
+        lint_acknowledge = ["hot-partition"]  # type: ignore[assignment]
+
+    (finding,) = check(Broken)
+    assert finding.code == "invalid-acknowledgement"
+
+
+# -- output -------------------------------------------------------------------------------------
+
+
+def test_text_and_json_output() -> None:
+    findings = check(m.CollidingRepo)
+    text = format_text(m.CollidingRepo, findings)
+    assert text.splitlines()[0].startswith("ERROR")
+    assert "fix:" in text and text.rstrip().endswith("fails")
+    document = json.loads(format_json(m.CollidingRepo, findings))
+    assert document["repository"] == "tests.lint_models:CollidingRepo"
+    assert document["exit_status"] == 1
+    assert document["counts"]["error"] == 1
+    assert {f["code"] for f in document["findings"]} == {"key-collision", "prefix-overlap"}
+    assert set(document["findings"][0]) == {
+        "code",
+        "severity",
+        "subject",
+        "message",
+        "hint",
+        "acknowledged",
+    }
+
+
+def test_check_refuses_non_repositories() -> None:
+    with pytest.raises(TypeError):
+        check(m.Account)  # type: ignore[arg-type]
+
+
+# -- key languages ------------------------------------------------------------------------------
+
+
+def _language(entity: type, role: str = "sk") -> object:
+    spec = spec_of(entity)
+    template = spec.base.sk if role == "sk" else spec.base.pk
+    assert template is not None
+    return template_language(template, spec)
+
+
+def test_languages_intersect_by_segment_types() -> None:
+    reading, daily = _language(m.Reading), _language(m.DailyTotal)
+    assert not languages_intersect(reading, daily)  # type: ignore[arg-type]
+    cart, wish = _language(m.CartItem), _language(m.WishItem)
+    assert languages_intersect(cart, wish)  # type: ignore[arg-type]
+    assert languages_intersect(cart, cart)  # type: ignore[arg-type]
+
+
+def test_sort_order_between_languages() -> None:
+    household, resident = _language(m.Household), _language(m.Resident)
+    assert can_sort_after(household, resident)  # type: ignore[arg-type]  # PROFILE > MEMBER#
+    assert not can_sort_after(resident, household)  # type: ignore[arg-type]
+    family, relative = _language(m.Family), _language(m.Relative)
+    assert not can_sort_after(family, relative)  # type: ignore[arg-type]  # '#' < 'M'
+
+
+def test_datetime_and_padded_languages() -> None:
+    table = Table("Languages")
+
+    class Event(Entity, table=table, type="EVENT"):
+        stream: str
+        at: datetime
+
+        class Keys:
+            pk = "S#{stream}"
+            sk = "{at}"
+
+    spec = spec_of(Event)
+    assert spec.base.sk is not None
+    lang = template_language(spec.base.sk, spec)
+    from singletable.lint import _Lang
+
+    literal = _Lang().text("2026-06-01T10:00:00.000000Z")
+    assert languages_intersect(lang, literal)
+    assert not languages_intersect(lang, _Lang().text("2026-06-01"))
