@@ -1,0 +1,96 @@
+"""Fixtures for the examples: a settable clock and repositories on fresh tables, on every
+backend the ``backend`` fixture offers (inproc, moto_server, dynalite)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pytest
+
+from singletable import Entity, Repository
+from singletable.lint import explain_markdown
+from singletable.table import wait_until_active
+
+if TYPE_CHECKING:
+    from moto_fixtures.backends import Backend
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+R = TypeVar("R", bound=Repository)
+
+NOW = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
+
+
+class Clock:
+    """A settable clock for ``Repository(clock=...)``: TTL expiry and timestamps follow it."""
+
+    def __init__(self, now: datetime = NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def make_repo(
+    client: DynamoDBClient, backend: Backend, table_name: str, clock: Clock
+) -> Callable[..., Any]:
+    """``make_repo(RepoClass)``: the repository on a freshly created table of its own."""
+
+    def make(repo_cls: type[R], **options: Any) -> R:
+        options.setdefault("clock", clock)
+        probe = repo_cls(client=client, table_name="unused")  # construction sends nothing
+        name = f"{table_name}-{probe.table.name}"
+        if "ttl_api" in backend.features:
+            probe.table.create(client, table_name=name)
+        else:  # dynalite has no UpdateTimeToLive; expiry is decided client-side anyway
+            client.create_table(**probe.table.create_table_params(name))
+            wait_until_active(client, name)
+        return repo_cls(client=client, table_name=name, **options)
+
+    return make
+
+
+# -- helpers shared by the example test modules ---------------------------------------------
+
+
+def readme_table(readme: Path, repo_cls: type[Repository]) -> tuple[str, str]:
+    """(the table right after the README's title, what explain_markdown prints now)."""
+    text = readme.read_text()
+    _title, _, rest = text.partition("\n\n")
+    table = explain_markdown(repo_cls)
+    return rest[: len(table)], table
+
+
+def expected_operations(repo_cls: type[Repository]) -> dict[str, list[str]]:
+    """Pattern name -> the DynamoDB operations one call sends, as explain states them."""
+    return {row.pattern: row.operation.split("+") for row in repo_cls.explain()}
+
+
+def run_example_calls(
+    repo: Repository,
+    recorder: Any,
+    calls: Iterable[tuple[str, dict[str, Any]]],
+) -> dict[str, list[Any]]:
+    """Run every example call; assert each sends exactly the operations explain promises and
+    returns something. Returns the results (as lists) by pattern name."""
+    operations = expected_operations(type(repo))
+    results: dict[str, list[Any]] = {}
+    for name, kwargs in calls:
+        expect: AbstractContextManager[Any] = recorder.expect(*operations[name])
+        with expect:
+            result = getattr(repo, name)(**kwargs)
+        if result is None:
+            raise AssertionError(f"{name}({kwargs}) found nothing in the seed data")
+        items = [result] if isinstance(result, Entity) else list(result)
+        assert items, f"{name}({kwargs}) found nothing in the seed data"
+        results[name] = items
+    return results

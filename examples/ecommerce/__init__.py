@@ -1,0 +1,1 @@
+"""E-commerce on one table: customers, orders, order items, products and payments."""

@@ -1,0 +1,1 @@
+"""A game leaderboard on a table with custom key attribute names."""

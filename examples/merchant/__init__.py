@@ -1,0 +1,1 @@
+"""Merchants, their order queues and payments, and point-of-sale device telemetry."""

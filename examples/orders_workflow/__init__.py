@@ -1,0 +1,1 @@
+"""Users, orders (kept twice, in one transaction), teams, sessions and invites on one table."""
