@@ -172,10 +172,36 @@ class UserTeam(Entity, table=shop, type="USER_TEAM"):
         sk = "TEAM#{team_id}"
 
 
+class Invite(Entity, table=shop, type="INVITE"):
+    """A unique code that expires: its guard expires with it."""
+
+    invite_id: str
+    code: Annotated[str, Unique()]
+    expires_at: datetime | None = None
+
+    class Keys:
+        pk = "INVITE#{invite_id}"
+        sk = "INVITE"
+
+
+class Profile(Entity, table=shop, type="PROFILE"):
+    user_id: str
+    tags: set[str] = set()
+    history: list[str] = []
+    visits: int = 0
+    nickname: str | None = None
+
+    class Keys:
+        pk = "USER#{user_id}"
+        sk = "PROFILE"
+
+
 class Store(Shop):
     """The shop with its named multi-item writes."""
 
     product = get(Product)
+    invite = get(Invite)
+    profile = get(Profile)
     products_in_category = query(Product, index="GSI1")
     team_members = query(TeamMember)
     user_teams = query(UserTeam)

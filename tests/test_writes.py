@@ -28,9 +28,11 @@ from singletable.errors import (
 from .conftest import NOW
 from .models import (
     Customer,
+    Invite,
     Order,
     OrderLine,
     Product,
+    Profile,
     Status,
     Store,
     TeamMember,
@@ -428,3 +430,70 @@ def test_batch_of_mixed_types(store: Store) -> None:
         )
         == stored[::-1]
     )
+
+
+def test_update_set_list_and_counter_operators(store: Store) -> None:
+    store.create(Profile(user_id="u1", tags={"a"}))
+    updated = store.update(
+        Profile,
+        user_id="u1",
+        add={"tags": {"b", "c"}, "visits": 2},
+        append={"history": ["login"]},
+        if_not_exists={"nickname": "first"},
+    )
+    assert (updated.tags, updated.history, updated.visits, updated.nickname) == (
+        {"a", "b", "c"},
+        ["login"],
+        2,
+        "first",
+    )
+    again = store.update(
+        Profile,
+        user_id="u1",
+        delete={"tags": {"a"}},
+        append={"history": ["logout"]},
+        if_not_exists={"nickname": "second"},
+        add={"visits": 1},
+    )
+    assert (again.tags, again.history, again.visits, again.nickname) == (
+        {"b", "c"},
+        ["login", "logout"],
+        3,
+        "first",
+    )
+    removed = store.update(Profile, user_id="u1", remove=["nickname"])
+    assert removed.nickname is None
+    with pytest.raises(InvalidRequestError, match="visits"):
+        store.update(Profile, user_id="u1", append={"visits": [1]})
+    with pytest.raises(InvalidRequestError, match="user_id"):
+        store.update(Profile, user_id="u1", set={"user_id": "u2"})
+
+
+@transactions
+def test_transact_get_reads_consistently_in_order(store: Store, recorder: Any) -> None:
+    store.put(product("p1"))
+    store.put(product("p2"))
+    with recorder.expect("TransactGetItems"):
+        got = store.transact_get(
+            [
+                (Product, {"product_id": "p2"}),
+                (Product, {"product_id": "nope"}),
+                (Product, {"product_id": "p1"}),
+            ]
+        )
+    assert [p.product_id if p else None for p in got] == ["p2", None, "p1"]
+
+
+@transactions
+def test_unique_guard_expires_with_its_entity(store: Store, clock: Any) -> None:
+    first = store.create(
+        Invite(invite_id="i1", code="WELCOME", expires_at=NOW + timedelta(hours=1))
+    )
+    guard = [item for key, item in table_items(store).items() if key[0].startswith("__unique__")]
+    assert guard[0]["expires_at"] == {"N": str(int((NOW + timedelta(hours=1)).timestamp()))}
+    with pytest.raises(UniqueConstraintViolation, match="code"):
+        store.create(Invite(invite_id="i2", code="WELCOME"))
+    clock.now = NOW + timedelta(hours=2)  # both the invite and its guard have expired
+    assert store.invite(invite_id="i1") is None
+    second = store.create(Invite(invite_id="i2", code="WELCOME"))
+    assert second.code == first.code
