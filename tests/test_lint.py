@@ -220,7 +220,8 @@ def test_parent_sorting_after_children() -> None:
     (finding,) = codes(m.HomesRepo, "collection-parent-order")
     assert finding.severity == "warning" and finding.subject == "home"
     assert "Household" in finding.message and "Resident" in finding.message
-    assert "after" in finding.message
+    assert "before its parent Household" in finding.message
+    assert "does not sort before" in finding.message
 
 
 def test_parent_sorting_first() -> None:
@@ -229,7 +230,8 @@ def test_parent_sorting_first() -> None:
 
 def test_descending_collection_needs_the_parent_last_in_key_order() -> None:
     (finding,) = codes(m.DescendingHomesRepo, "collection-parent-order")
-    assert "order=desc" in finding.message and "before" in finding.message
+    assert "order=desc" in finding.message and "before its parent Family" in finding.message
+    assert "does not sort after" in finding.message and "'~'" in finding.hint
 
 
 # -- implicit-type-tag --------------------------------------------------------------------------

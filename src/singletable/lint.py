@@ -914,17 +914,17 @@ def _rule_collection_order(model: _Model) -> Iterable[Finding]:
                 late.append(f"{_name(child)} ({child_sk.text!r})")
         if not late:
             continue
-        where = "after" if pattern.order == "asc" else "before"
         first = "before" if pattern.order == "asc" else "after"
+        example = "'#' or '!'" if pattern.order == "asc" else "'~'"
         yield _finding(
             "collection-parent-order",
             name,
-            f"collection {name} (order={pattern.order}) can return its parent {_name(parent)} "
-            f"(sort key {parent_sk.text!r}) {where} {', '.join(late)}: with limit=, the "
-            "parent falls off the first page",
+            f"collection {name} (order={pattern.order}) can return {', '.join(late)} items "
+            f"before its parent {_name(parent)} (sort key {parent_sk.text!r}), because the "
+            f"parent's key does not sort {first} theirs: with limit=, the parent falls off the "
+            "first page",
             f"give {_name(parent)} a sort key that sorts {first} its children's (e.g. start it "
-            "with '#' or '!' for order='asc', '~' for order='desc'), or list the parent type "
-            "first only if it really sorts first",
+            f"with {example}), or read the collection in the other order",
         )
 
 
