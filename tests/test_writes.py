@@ -497,3 +497,21 @@ def test_unique_guard_expires_with_its_entity(store: Store, clock: Any) -> None:
     assert store.invite(invite_id="i1") is None
     second = store.create(Invite(invite_id="i2", code="WELCOME"))
     assert second.code == first.code
+
+
+@transactions
+def test_single_item_writes_inside_a_transaction_are_refused(store: Store) -> None:
+    before = table_items(store)
+    with pytest.raises(InvalidRequestError, match=r"tx\.put"), store.transaction() as tx:
+        tx.create(product("p1"))
+        store.put(product("p2"))  # would be sent on its own, outside the transaction
+    assert table_items(store) == before
+
+
+@transactions
+def test_unique_update_returns_what_it_wrote_in_one_request(store: Store, recorder: Any) -> None:
+    ann = store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    with recorder.expect("TransactWriteItems"):
+        changed = store.update(ann, email="ann@elsewhere.example", name="Anna")
+    assert changed == store.customer(customer_id="1")
+    assert changed.version == 2 and changed.email == "ann@elsewhere.example"

@@ -208,25 +208,6 @@ class EntitySpec:
         values = {name: self.coerce(name, value) for name, value in fields.items()}
         return self.primary_key(values)
 
-    def index_attributes(self, entity: Any, values: Mapping[str, Any]) -> dict[str, Wire]:
-        """Key attributes of every index the entity belongs to (sparse ones may be absent)."""
-        attrs: dict[str, Wire] = {}
-        for spec in self.indexes.values():
-            if spec.sparse and not spec.is_member(entity):
-                continue
-            rendered: dict[str, Wire] = {}
-            complete = True
-            for attr, tpl in ((spec.keys.pk, spec.pk), (spec.keys.sk, spec.sk)):
-                if tpl is None or attr is None:
-                    continue
-                if any(values[f] is None for f in tpl.fields):
-                    complete = False  # a None template field keeps the item out of the index
-                    break
-                rendered[attr] = {"S": tpl.render(values)}
-            if complete:
-                attrs.update(rendered)
-        return attrs
-
     def describe_key(self, key: Mapping[str, Wire]) -> str:
         parts = []
         for attr in (self.base.keys.pk, self.base.keys.sk):
@@ -399,10 +380,11 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
                 conditions.append(f"d[{fname!r}] in {gen.bind(allowed, '_when')}")
         if index.when_callable is not None:
             conditions.append(f"{gen.bind(index.when_callable, '_when')}(e)")
+        base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
         templates = [
             (attr, tpl)
             for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
-            if tpl is not None and attr
+            if tpl is not None and attr and attr not in base_attrs  # written with the table key
         ]
         rendered_fields = {name.split(":")[0] for name in primary}
         for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
@@ -728,6 +710,27 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         indexes[index_name] = _index_spec(
             cls, name, index_name, keys, entry, template, types_for_keys
         )
+    base_texts = {base_keys.pk: pk_tpl.text}
+    if base_keys.sk and sk_tpl is not None:
+        base_texts[base_keys.sk] = sk_tpl.text
+    for index in table.indexes:
+        keys = table.index_keys(index.name)
+        if index.name in indexes or keys.local:
+            continue
+        if keys.pk in base_texts and (keys.sk is None or keys.sk in base_texts):
+            # An index over the table's own key attributes (an inverted index) holds every
+            # item with the same templates: derive it instead of asking to restate them.
+            try:
+                derived_pk = template(base_texts[keys.pk], sort_key=False, role=f"{index.name} pk")
+                derived_sk = (
+                    template(base_texts[keys.sk], sort_key=True, role=f"{index.name} sk")
+                    if keys.sk
+                    else None
+                )
+            except KeyDefinitionError:
+                continue  # e.g. a bare number cannot sort: the entity is not on this index
+            indexes[index.name] = IndexSpec(index.name, keys, derived_pk, derived_sk)
+    _check_shared_attributes(name, base, indexes)
 
     computed_in_keys = tuple(
         sorted(
@@ -757,6 +760,33 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         computed_in_keys=computed_in_keys,
         attr_names=attr_names,
     )
+
+
+def _check_shared_attributes(name: str, base: IndexSpec, indexes: Mapping[str, IndexSpec]) -> None:
+    """Every key attribute is written from one template: an index that reuses an attribute of
+    the table (an inverted index) or of another index must use the same template for it, or
+    items would be stored under the wrong key."""
+    writers: dict[str, tuple[str, KeyTemplate]] = {}
+    for spec in [base, *indexes.values()]:
+        label = spec.name or "table"
+        for role, attr, tpl in (("pk", spec.keys.pk, spec.pk), ("sk", spec.keys.sk, spec.sk)):
+            if tpl is None or attr is None:
+                continue
+            previous = writers.get(attr)
+            if previous is None:
+                writers[attr] = (f"{label} {role}", tpl)
+            elif previous[1].text != tpl.text:
+                raise ModelDefinitionError(
+                    f"{name}: attribute {attr!r} is both the {previous[0]} ({previous[1].text!r}) "
+                    f"and the {label} {role} ({tpl.text!r}); one attribute holds one value, so "
+                    f"use the same template (an index over the table's own key attributes can be "
+                    f"left out of Keys and is derived)"
+                )
+            elif spec.sparse and attr in (base.keys.pk, base.keys.sk):
+                raise ModelDefinitionError(
+                    f"{name}.Keys.{label}: an index over the table's key attributes cannot be "
+                    "sparse (every item has them); drop when="
+                )
 
 
 def _index_spec(

@@ -21,7 +21,7 @@ from .expressions import Condition
 from .paging import CursorCodec, KeyRef
 from .patterns import DeclaredPattern, ExplainRow, Pattern
 from .table import Table
-from .transaction import Transaction, first_failure, open_transaction
+from .transaction import Transaction, current_transaction, first_failure, open_transaction
 from .writes import (
     WriteContext,
     WriteOp,
@@ -32,6 +32,7 @@ from .writes import (
     compile_update,
     guard_delete,
     guard_put,
+    stamped,
     validated,
 )
 
@@ -102,7 +103,6 @@ class Repository:
         self.clock = clock or _utc_now
         self._executor = Executor(client, hooks=hooks, retry=retry)
         self._cursors = CursorCodec(cursor_secret)
-        self._current_transaction: Transaction | None = None
         self.return_consumed_capacity = bool(hooks)
 
     @property
@@ -147,6 +147,13 @@ class Repository:
                 f"table {self.table.name!r}"
             )
         return spec
+
+    def _outside_transaction(self, verb: str) -> None:
+        if current_transaction(self) is not None:
+            raise InvalidRequestError(
+                f"repo.{verb}() inside an open transaction would be sent on its own, outside "
+                f"it; use tx.{verb}() (the transaction method's tx argument) instead"
+            )
 
     def _send(self, op: WriteOp, pattern: str) -> dict[str, Any]:
         """Send one op on its own (a transaction when it carries guard items)."""
@@ -195,6 +202,7 @@ class Repository:
     def create(self, entity: E, *, condition: Condition | None = None) -> E:
         """Store a new entity; :class:`AlreadyExists` if a live item has its key. Returns the
         entity as stored (version + 1, timestamps set)."""
+        self._outside_transaction("create")
         op = self._create_op(entity, condition)
         self._send(op, "create")
         return op.result  # type: ignore[no-any-return]
@@ -202,6 +210,7 @@ class Repository:
     def put(self, entity: E, *, condition: Condition | None = None) -> E:
         """Store ``entity``, replacing any item with its key (version-checked with
         ``Version()``; guards moved with ``Unique()``). Returns it as stored."""
+        self._outside_transaction("put")
         op = self._put_op(entity, condition)
         self._send(op, "put")
         return op.result  # type: ignore[no-any-return]
@@ -283,7 +292,7 @@ class Repository:
             previous_unique=previous_unique,
         )
         assert op.key == primary_key
-        return op, merged
+        return op, _as_written(spec, stamped(spec, merged, ctx, creating=False))
 
     def update(self, target: Any, /, **changes: Any) -> Any:
         """Change an item and return it as stored.
@@ -294,7 +303,8 @@ class Repository:
         Index keys and sparse membership follow the change; :class:`NotFound` unless the item
         exists (or ``upsert=True``).
         """
-        op, _ = self._update_op(target, dict(changes))
+        self._outside_transaction("update")
+        op, predicted = self._update_op(target, dict(changes))
         spec = op.spec
         assert spec is not None
         if op.kind == "condition_check":
@@ -304,9 +314,11 @@ class Repository:
             return current
         response = self._send(op, "update")
         attributes = response.get("Attributes")
-        if attributes is None:
-            return self._read_item(spec, op.key)
-        return spec.from_item(attributes)
+        if attributes is not None:
+            return spec.from_item(attributes)
+        if predicted is not None:  # a guard transaction returns no item: we know what it wrote
+            return predicted
+        return self._read_item(spec, op.key)
 
     def _delete_op(
         self,
@@ -359,6 +371,7 @@ class Repository:
         """Delete an item (``repo.delete(order)`` or ``repo.delete(Order, **key_fields)``) and
         return the old entity, or None if there was none (``must_exist=True``:
         :class:`NotFound`). Unique guards go in the same transaction."""
+        self._outside_transaction("delete")
         op, holder = self._delete_op(target, keys, condition, must_exist)
         spec = op.spec
         assert spec is not None
@@ -382,6 +395,7 @@ class Repository:
     def move(self, entity: E, /, **changes: Any) -> E:
         """Change primary-key fields: delete the old item and create the new one in one
         transaction (unique guards re-pointed). Returns the new entity as stored."""
+        self._outside_transaction("move")
         spec = self._spec(entity)
         primary = set(spec.primary_fields)
         if not primary & set(changes):
@@ -567,6 +581,11 @@ class Repository:
             lambda r: key_identity(r["DeleteRequest"]["Key"], key_attrs),
             pattern="batch_delete",
         )
+
+
+def _as_written(spec: EntitySpec, entity: Any) -> Any:
+    """``entity`` as reading it back gives it (canonical datetimes, whole-second TTL)."""
+    return spec.from_item(spec.to_item(entity))
 
 
 def entities_of(repo: type[Repository]) -> list[type[Entity]]:

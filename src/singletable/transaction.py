@@ -6,6 +6,7 @@ import functools
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 
@@ -196,21 +197,34 @@ class Transaction:
         return TransactionCanceled(f"the transaction was cancelled: {summary}", reasons=reasons)
 
 
+# Open transactions per context (thread, asyncio task), keyed by repository instance: a web
+# server's concurrent requests sharing one repository never see each other's transaction.
+_OPEN: ContextVar[tuple[tuple[int, Transaction], ...]] = ContextVar(
+    "singletable_open_transactions", default=()
+)
+
+
+def current_transaction(repo: Repository) -> Transaction | None:
+    """The transaction open on ``repo`` in this context, if any."""
+    for owner, tx in _OPEN.get():
+        if owner == id(repo):
+            return tx
+    return None
+
+
 @contextmanager
 def open_transaction(repo: Repository, token: str | None = None) -> Iterator[Transaction]:
     """Join the repository's current transaction or start one that sends on a clean exit."""
-    current = repo._current_transaction
+    current = current_transaction(repo)
     if current is not None:
         yield current
         return
     tx = Transaction(repo, token)
-    repo._current_transaction = tx
+    reset = _OPEN.set((*_OPEN.get(), (id(repo), tx)))
     try:
         yield tx
-    except BaseException:
-        repo._current_transaction = None
-        raise
-    repo._current_transaction = None
+    finally:
+        _OPEN.reset(reset)
     tx.send()
 
 

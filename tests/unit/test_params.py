@@ -318,3 +318,42 @@ def test_explain_rows_describe_every_pattern() -> None:
     assert rows["big_orders"].filter == "total >= {min_total}"
     assert rows["order_by_id"].operation == "Query+BatchGetItem"
     assert all(row.operation in ("GetItem", "Query", "Query+BatchGetItem") for row in rows.values())
+
+
+def test_inverted_index_is_derived_and_conflicting_templates_refused() -> None:
+    from singletable import GSI, Entity, Table
+
+    table = Table("Edges", indexes=[GSI("Inverted", pk="SK", sk="PK")])
+
+    class Edge(Entity, table=table, type="EDGE"):
+        a: str
+        b: str
+
+        class Keys:
+            pk = "A#{a}"
+            sk = "B#{b}"
+
+    class Edges(Repository, table=table):
+        by_b = query(Edge, index="Inverted")
+
+    assert Edge(a="1", b="2").to_item() == {
+        "_type": {"S": "EDGE"},
+        "PK": {"S": "A#1"},
+        "SK": {"S": "B#2"},
+        "a": {"S": "1"},
+        "b": {"S": "2"},
+    }
+    params = Edges(client=None).by_b.params(b="2")
+    assert params["ExpressionAttributeNames"] == {"#pk": "SK", "#sk": "PK"}
+    assert params["ExpressionAttributeValues"] == {":pk": {"S": "B#2"}, ":sk": {"S": "A#"}}
+
+    with pytest.raises(ModelDefinitionError, match="'SK'"):
+
+        class Wrong(Entity, table=table, type="WRONG"):
+            a: str
+            b: str
+
+            class Keys:
+                pk = "A#{a}"
+                sk = "B#{b}"
+                Inverted = ("X#{b}", "Y#{a}")
