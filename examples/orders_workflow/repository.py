@@ -35,6 +35,14 @@ INVITE_LIFETIME = timedelta(days=7)
 
 
 class Workflow(Repository, table=workflow):
+    # Deliberate trade-off that `singletable lint` reports; the README explains it.
+    lint_acknowledge = {
+        "hot-partition:Order.GSI2": (
+            "a sparse queue: only PENDING orders are in GSI2 and they leave it when processed, "
+            "so its one partition stays small (README: pending_orders)"
+        ),
+    }
+
     # -- users --
     user = get(User)
     user_by_email = query(User, index="GSI1", one=True)
