@@ -4,6 +4,7 @@ explains, and the model checks run without I/O."""
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 
 import pytest
 
@@ -26,7 +27,7 @@ def test_example_lints_clean(example: str, repository: str) -> None:
         f for f in findings if f.acknowledged is None and f.severity in ("error", "warning")
     ]
     assert open_findings == []
-    readme = open(f"examples/{example}/README.md", encoding="utf-8").read()
+    readme = Path(f"examples/{example}/README.md").read_text(encoding="utf-8")
     for finding in findings:
         if finding.acknowledged is not None:
             assert "lint" in readme, f"{example}: acknowledged {finding.key} but README is silent"
