@@ -46,6 +46,7 @@ E = TypeVar("E", bound=Entity)
 T = TypeVar("T")
 P = ParamSpec("P")
 R = TypeVar("R")
+PatternT = TypeVar("PatternT")
 
 Order = Literal["asc", "desc"]
 RANGE_OPS = ("gt", "gte", "lt", "lte", "between", "begins_with")
@@ -201,14 +202,18 @@ class GetPattern(Pattern, Generic[E]):
         return BoundGet(self, instance)
 
 
-class BoundGet(Generic[E]):
-    """A get pattern bound to a repository: call it with the key fields."""
+class Bound(Generic[PatternT]):
+    """A pattern read from a repository instance: the pattern plus where to send it."""
 
     __slots__ = ("pattern", "repo")
 
-    def __init__(self, pattern: GetPattern[E], repo: Repository) -> None:
-        self.pattern = pattern
+    def __init__(self, pattern: PatternT, repo: Repository) -> None:
+        self.pattern: PatternT = pattern
         self.repo = repo
+
+
+class BoundGet(Bound["GetPattern[E]"], Generic[E]):
+    """A get pattern bound to a repository: call it with the key fields."""
 
     def params(self, **keys: Any) -> dict[str, Any]:
         """The exact GetItem request (no I/O)."""
@@ -797,14 +802,8 @@ def _parse_primary(spec: EntitySpec, item: Mapping[str, Any]) -> dict[str, Any] 
     return fields
 
 
-class BoundQuery(Generic[T]):
+class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):
     """A query pattern bound to a repository."""
-
-    __slots__ = ("pattern", "repo")
-
-    def __init__(self, pattern: QueryPattern[T], repo: Repository) -> None:
-        self.pattern = pattern
-        self.repo = repo
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
@@ -857,12 +856,8 @@ class OneQueryPattern(QueryPattern[E]):
         return BoundOne(self, instance)
 
 
-class BoundOne(Generic[E]):
-    __slots__ = ("pattern", "repo")
-
-    def __init__(self, pattern: OneQueryPattern[E], repo: Repository) -> None:
-        self.pattern = pattern
-        self.repo = repo
+class BoundOne(Bound["OneQueryPattern[E]"], Generic[E]):
+    """A ``one=True`` query bound to a repository."""
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
@@ -999,12 +994,8 @@ def _common_prefix(prefixes: Sequence[str]) -> str:
     return first[:size].replace(SENTINEL, "")
 
 
-class BoundCollection:
-    __slots__ = ("pattern", "repo")
-
-    def __init__(self, pattern: CollectionPattern, repo: Repository) -> None:
-        self.pattern = pattern
-        self.repo = repo
+class BoundCollection(Bound["CollectionPattern"]):
+    """A collection pattern bound to a repository."""
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""

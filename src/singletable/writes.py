@@ -314,6 +314,32 @@ def _ttl_wire(spec: EntitySpec, item: Mapping[str, Wire]) -> Wire | None:
     return item.get(ttl) if ttl and spec.ttl_field else None
 
 
+def _stale_or_failed(
+    spec: EntitySpec,
+    key: Mapping[str, Wire],
+    current: Any,
+    expected_version: int | None,
+    verb: str,
+) -> SingleTableError:
+    """A failed condition on an existing item: a version conflict when the stored version is
+    not the expected one, else the condition itself failed."""
+    if spec.version_field and expected_version is not None:
+        stored = getattr(current, spec.version_field) if current is not None else 0
+        if stored != expected_version:
+            return VersionConflict(
+                f"{spec.name} {key_text(key)} is at version {stored}, not "
+                f"{expected_version}; reload it and retry",
+                key=key_text(key),
+                item=current,
+            )
+    return ConditionFailed(
+        f"the condition on {verb} {spec.name} {key_text(key)} did not hold "
+        "(the stored item changed since it was read?)",
+        key=key_text(key),
+        item=current,
+    )
+
+
 # -- put / create ------------------------------------------------------------------------------
 
 
@@ -401,21 +427,7 @@ def compile_put(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = _decode_or_none(spec, old, ctx)
-        if spec.version_field and expected_version is not None:
-            stored = getattr(current, spec.version_field) if current is not None else 0
-            if stored != expected_version:
-                return VersionConflict(
-                    f"{spec.name} {key_text(key)} is at version {stored}, not "
-                    f"{expected_version}; reload it and retry",
-                    key=key_text(key),
-                    item=current,
-                )
-        return ConditionFailed(
-            f"the condition on putting {spec.name} {key_text(key)} did not hold "
-            "(it changed since it was read?)",
-            key=key_text(key),
-            item=current,
-        )
+        return _stale_or_failed(spec, key, current, expected_version, "putting")
 
     op = WriteOp("put", "PutItem", spec, spec.type_name, key, params, spec.describe_key(key), fail)
     op.result = _as_stored(spec, item)
@@ -719,21 +731,7 @@ def compile_update(
                 key=key_text(key),
                 item=None,
             )
-        if expected_version is not None:
-            stored = getattr(current, spec.version_field) if current is not None else None  # type: ignore[arg-type]
-            if stored != expected_version:
-                return VersionConflict(
-                    f"{spec.name} {key_text(key)} is at version {stored}, not "
-                    f"{expected_version}; reload it and retry",
-                    key=key_text(key),
-                    item=current,
-                )
-        return ConditionFailed(
-            f"the condition on updating {spec.name} {key_text(key)} did not hold "
-            "(the stored item changed since it was read?)",
-            key=key_text(key),
-            item=current,
-        )
+        return _stale_or_failed(spec, key, current, expected_version, "updating")
 
     op = WriteOp(
         "update", "UpdateItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
@@ -810,20 +808,7 @@ def compile_delete(
         current = _decode_or_none(spec, old, ctx)
         if must_exist and (not old or _is_expired(spec, old, ctx)):
             return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
-        if expected_version is not None:
-            stored = getattr(current, spec.version_field) if current is not None else None  # type: ignore[arg-type]
-            if stored != expected_version:
-                return VersionConflict(
-                    f"{spec.name} {key_text(key)} is at version {stored}, not "
-                    f"{expected_version}; reload it and retry",
-                    key=key_text(key),
-                    item=current,
-                )
-        return ConditionFailed(
-            f"the condition on deleting {spec.name} {key_text(key)} did not hold",
-            key=key_text(key),
-            item=current,
-        )
+        return _stale_or_failed(spec, key, current, expected_version, "deleting")
 
     op = WriteOp(
         "delete", "DeleteItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
