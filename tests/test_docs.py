@@ -10,7 +10,8 @@ How it works:
   ``boto3.client("dynamodb")`` talks to an in-process fake and can never reach an account.
   Snippets create the tables they use themselves (``table.create(client)``), visibly;
 * snippets assert what they claim (``assert page.items[0].order_id == "A2"``), so a behaviour
-  change makes the docs fail here instead of going stale.
+  change makes the docs fail here instead of going stale; a ``try/except`` that shows an error
+  needs an ``else: raise AssertionError(...)`` (checked by a test below).
 
 Directives are HTML comments on the line just before a fence (invisible once rendered, and
 they keep the fence's info string a plain language name, which mkdocs needs):
@@ -29,6 +30,7 @@ line of the failing block, and the traceback points at lines of the Markdown fil
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import os
@@ -256,6 +258,36 @@ def test_every_error_code_has_an_anchor_in_errors_md() -> None:
     assert not missing, f"docs/errors.md has no heading for: {', '.join(missing)}"
     undocumented = sorted(c.__name__ for c in classes if f"`{c.__name__}`" not in text)
     assert not undocumented, f"docs/errors.md never names: {', '.join(undocumented)}"
+
+
+def _unchecked_trys(tree: ast.AST) -> list[int]:
+    """Lines of ``try/except`` statements that would pass silently if nothing was raised: no
+    ``else:`` and no ``raise`` right after them."""
+    lines = []
+    for node in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            statements = getattr(node, field, None)
+            if not isinstance(statements, list):
+                continue
+            for i, stmt in enumerate(statements):
+                if not isinstance(stmt, ast.Try) or not stmt.handlers or stmt.orelse:
+                    continue
+                following = statements[i + 1] if i + 1 < len(statements) else None
+                if not isinstance(following, ast.Raise):
+                    lines.append(stmt.lineno)
+    return lines
+
+
+@pytest.mark.parametrize("path", MARKDOWN_FILES, ids=_id)
+def test_snippets_that_expect_an_error_fail_without_it(path: Path) -> None:
+    """A snippet showing an error must fail if the error stops happening (``try/except``
+    with an ``else: raise AssertionError(...)``), or the docs would silently go stale."""
+    unchecked = [
+        f"{_id(path)}:{block.line + line - 1}"
+        for block in python_blocks(path)
+        for line in _unchecked_trys(ast.parse(block.code))
+    ]
+    assert not unchecked, f"try/except without else: {', '.join(unchecked)}"
 
 
 def test_mkdocs_nav_lists_every_page() -> None:
