@@ -1,0 +1,665 @@
+"""End-to-end benchmark: GetItem and a 100-item Query through boto3 and through singletable.
+
+Run from the repository root (moto's server must be installed: ``pip install -e '.[dev]'``)::
+
+    python bench/e2e.py [--endpoints moto,replay] [--rounds 20] [--gets 300] [--queries 100]
+                        [--warmup 2] [--seed 7] [--import-runs 10] [--json out.json]
+
+One process, contenders interleaved: every round runs, for each (operation, contender), one
+chunk of calls (``--gets / --rounds`` GetItems or ``--queries / --rounds`` Queries), in an
+order shuffled per round with a seeded RNG, so drift and the cost of switching between
+libraries fall on every contender alike. The figure is the **client CPU per call**
+(``time.thread_time_ns`` around each call: request building, signing, HTTP, response
+parsing and the mapper; the server's work is in another process and not counted), with
+wall time beside it. Each call's result is dropped inside the timed region, so every
+contender pays for freeing what it returned (the raw client its 100 wire dicts; the others
+their entities, having freed the wire dicts they decoded inside the call anyway). Ratios to
+the raw client are medians of per-round ratios (median of the contender's chunk / median
+of the raw client's chunk in the same round).
+
+Contenders (each with its own client, all created alike with boto3's defaults unless said):
+
+* ``raw boto3``: the low-level client; items stay wire dicts (the baseline).
+* ``by-hand``: the raw client, then one reused ``TypeDeserializer`` per attribute and
+  ``Order.model_validate`` (``bench/codec.py``'s ``decode_by_hand``).
+* ``singletable, fast path off``: a repository pattern (``get(Order)``/``query(Order)``) on
+  a plain client; typed, validated ``Order`` entities out.
+* ``singletable, fast path``: the same on a client with ``singletable.fastpath.install``.
+* ``singletable default client``: ``Shop()`` without a client, i.e. the client
+  ``singletable.executor.default_client()`` creates (fast path and singletable's
+  recommended botocore ``Config``), pointed at the endpoint by ``AWS_ENDPOINT_URL_DYNAMODB``.
+* ``raw boto3 + fast path`` (reference): the raw client with the fast path installed.
+* ``raw boto3 + client_config()`` (reference): the raw client with singletable's ``Config``.
+
+Data: ``bench/codec.py``'s ``Order`` (14 wire attributes, ~680 B of JSON each); one
+partition holds exactly 100 orders (the Query reads all of them: ``Limit=100`` for the raw
+clients; a pattern asks for one more, ``Limit=101``, to know the page is the last), plus
+400 orders in other partitions. GetItem reads 10 different orders of that partition in turn.
+
+Endpoints, both on 127.0.0.1, each server in its own process (no shared GIL):
+
+* ``moto``: ``python -m moto.server``. It closes the connection after every response, so
+  every call there also pays a TCP connect, and moto's own work dominates wall time.
+* ``replay``: ``bench/replay_server.py``, a keep-alive HTTP/1.1 server that recorded each
+  distinct request's response from moto once (during the warm-up) and replays it: same
+  body, ``x-amz-crc32`` and ``x-amzn-RequestId``, ``Content-Type:
+  application/x-amz-json-1.0``. The server costs almost nothing and the connection is
+  reused, as with DynamoDB. After the warm-up it is frozen; the script checks that every
+  timed call was a replay.
+
+Before timing, every contender's results are checked for equivalence on both endpoints
+(the same entities, or the same wire items). Also printed: import time (``bench/imports.py``)
+and decode/encode µs per item (``bench/codec.py``'s contenders, a shorter run).
+
+This is a benchmark, not a test: nothing here runs under pytest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import json
+import os
+import random
+import shlex
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import boto3
+import urllib3
+
+import codec as codec_bench
+import imports as imports_bench
+from codec import Order, decode_by_hand, make_orders, shop
+from singletable import Repository, fastpath, get, query
+from singletable import executor as st_executor
+
+BENCH = Path(__file__).resolve().parent
+TIMES = "\u00d7"
+CUSTOMER = "C424242"
+PARTITION_ITEMS = 100
+OTHER_ITEMS = 400
+GET_KEYS = 10
+
+#: Acceptance targets (client CPU as a multiple of the raw client): (op, contender) -> target.
+TARGETS: dict[tuple[str, str], tuple[float, float | None]] = {
+    ("Query", "singletable, fast path"): (0.55, 0.45),
+    ("Query", "singletable default client"): (0.55, 0.45),
+    ("GetItem", "singletable, fast path"): (0.90, 0.60),
+    ("GetItem", "singletable default client"): (0.90, 0.60),
+    ("Query", "singletable, fast path off"): (1.08, None),
+    ("GetItem", "singletable, fast path off"): (1.05, None),
+}
+
+
+class Shop(Repository, table=shop):
+    order = get(Order)
+    orders = query(Order)
+
+
+# -- servers ---------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_http(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except urllib.error.HTTPError:
+            return  # it answers
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def moto_server() -> Iterator[str]:
+    """A moto server in its own process; yields its endpoint URL."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for_http(url + "/moto-api/")
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def replay_server(upstream: str) -> Iterator[str]:
+    """``bench/replay_server.py`` in its own process, recording from ``upstream``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        port_file = Path(tmp) / "port"
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(BENCH / "replay_server.py"),
+                "--port",
+                "0",
+                "--upstream",
+                upstream,
+                "--port-file",
+                str(port_file),
+            ]
+        )
+        try:
+            deadline = time.monotonic() + 30
+            while not port_file.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError("the replay server did not start")
+                time.sleep(0.05)
+            yield f"http://127.0.0.1:{port_file.read_text()}"
+        finally:
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+def replay_stats(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "/__replay__/stats", timeout=10) as response:
+        stats: dict[str, Any] = json.loads(response.read())
+        return stats
+
+
+def replay_freeze(url: str) -> None:
+    request = urllib.request.Request(url + "/__replay__/freeze", data=b"", method="POST")
+    with urllib.request.urlopen(request, timeout=10):
+        pass
+
+
+# -- clients, data, contenders ----------------------------------------------------------------
+
+
+def use_dummy_credentials() -> None:
+    """The default session reads these (``default_client()`` uses it); nothing reaches AWS."""
+    os.environ["AWS_ACCESS_KEY_ID"] = "bench"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "bench"
+    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        os.environ.pop(name, None)
+
+
+def plain_client(url: str, config: Any = None) -> Any:
+    """A client as a user creates one: ``boto3.client("dynamodb")``, endpoint given."""
+    return boto3.client("dynamodb", endpoint_url=url, config=config)
+
+
+def seed_data(url: str, seed: int) -> list[Order]:
+    """Create the table at ``url`` and store the orders; returns the partition's orders in
+    sort-key order (as a Query returns them)."""
+    client = plain_client(url)
+    shop.create(client)
+    orders = make_orders(PARTITION_ITEMS + OTHER_ITEMS, seed)
+    start = orders[0].created_at
+    partition = [
+        o.model_copy(update={"customer_id": CUSTOMER, "created_at": start + timedelta(hours=i)})
+        for i, o in enumerate(orders[:PARTITION_ITEMS])
+    ]
+    others = [o for o in orders[PARTITION_ITEMS:] if o.customer_id != CUSTOMER]
+    items = [o.to_item() for o in partition + others]
+    for i in range(0, len(items), 25):
+        batch = [{"PutRequest": {"Item": item}} for item in items[i : i + 25]]
+        response = client.batch_write_item(RequestItems={shop.name: batch})
+        assert not response.get("UnprocessedItems"), "moto left items unprocessed"
+    return sorted(partition, key=lambda o: o.to_item()["SK"]["S"])
+
+
+@dataclass
+class Contender:
+    name: str
+    get: Callable[[int], Any]  # i -> the i-th order (entity, or wire item for the raw rows)
+    query: Callable[[], Any]  # -> the partition's 100 orders
+    typed: bool  # entities out (else wire dicts)
+    reference: bool = False
+
+
+def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
+    """All contenders against ``url``, each on its own client."""
+    keys = [
+        {"customer_id": o.customer_id, "created_at": o.created_at, "order_id": o.order_id}
+        for o in orders[:: PARTITION_ITEMS // GET_KEYS]
+    ][:GET_KEYS]
+    # The raw clients send the request a pattern sends (same body, so the replay server
+    # answers both from one recording), with Limit=100 instead of the pattern's 101.
+    shape = Shop(client=plain_client(url))
+    get_params = [shape.order.params(**k) for k in keys]
+    query_params = shape.orders.params(customer_id=CUSTOMER, limit=PARTITION_ITEMS)
+    query_params["Limit"] = PARTITION_ITEMS
+
+    def raw(client: Any, name: str, reference: bool = False) -> Contender:
+        return Contender(
+            name,
+            lambda i: client.get_item(**get_params[i % GET_KEYS]).get("Item"),
+            lambda: client.query(**query_params)["Items"],
+            typed=False,
+            reference=reference,
+        )
+
+    def by_hand(client: Any) -> Contender:
+        def get_one(i: int) -> Order | None:
+            item = client.get_item(**get_params[i % GET_KEYS]).get("Item")
+            return None if item is None else decode_by_hand(item)
+
+        def query_all() -> list[Order]:
+            return [decode_by_hand(item) for item in client.query(**query_params)["Items"]]
+
+        return Contender("by-hand", get_one, query_all, typed=True)
+
+    def pattern(repo: Shop, name: str) -> Contender:
+        bound_get, bound_query = repo.order, repo.orders
+        return Contender(
+            name,
+            lambda i: bound_get(**keys[i % GET_KEYS]),
+            lambda: bound_query(customer_id=CUSTOMER, limit=PARTITION_ITEMS).items,
+            typed=True,
+        )
+
+    fast_client = plain_client(url)
+    fastpath.install(fast_client)
+    raw_fast_client = plain_client(url)
+    fastpath.install(raw_fast_client)
+    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = url
+    default_repo = Shop()  # no client: singletable's default_client(), created on first use
+    default_repo.client  # noqa: B018 - create it now, not inside a timed call
+    config = client_config()
+    contenders = [
+        raw(plain_client(url), "raw boto3"),
+        by_hand(plain_client(url)),
+        pattern(Shop(client=plain_client(url)), "singletable, fast path off"),
+        pattern(Shop(client=fast_client), "singletable, fast path"),
+        pattern(default_repo, "singletable default client"),
+        raw(raw_fast_client, "raw boto3 + fast path", reference=True),
+    ]
+    if config is not None:
+        contenders.append(
+            raw(plain_client(url, config), "raw boto3 + client_config()", reference=True)
+        )
+    return {c.name: c for c in contenders}
+
+
+def client_config() -> Any:
+    """singletable's recommended botocore Config, if this version has the helper."""
+    helper = getattr(st_executor, "client_config", None)
+    return helper() if helper is not None else None
+
+
+def verify(contenders: dict[str, Contender], orders: list[Order], endpoint: str) -> None:
+    """All contenders must return equivalent data: the same entities, or the same wire items
+    (whose by-hand decoding gives those entities)."""
+    raw = contenders["raw boto3"]
+    wire_items = raw.query()
+    if [decode_by_hand(item) for item in wire_items] != orders:
+        raise SystemExit(f"{endpoint}: the raw Query does not return the partition's orders")
+    wire_gets = [raw.get(i) for i in range(GET_KEYS)]
+    expected_gets = [decode_by_hand(item) for item in wire_gets]
+    if expected_gets != orders[:: PARTITION_ITEMS // GET_KEYS][:GET_KEYS]:
+        raise SystemExit(f"{endpoint}: the raw GetItems do not return the expected orders")
+    for c in contenders.values():
+        got_query = c.query()
+        got_gets = [c.get(i) for i in range(GET_KEYS)]
+        want_query = orders if c.typed else wire_items
+        want_gets = expected_gets if c.typed else wire_gets
+        if got_query != want_query:
+            raise SystemExit(f"{endpoint}: {c.name}'s Query result differs")
+        if got_gets != want_gets:
+            raise SystemExit(f"{endpoint}: {c.name}'s GetItem results differ")
+        if c.typed and not all(type(o) is Order for o in [*got_query, *got_gets]):
+            raise SystemExit(f"{endpoint}: {c.name} does not return Order entities")
+
+
+# -- timing -----------------------------------------------------------------------------------
+
+Samples = dict[tuple[str, str], list[list[tuple[int, int]]]]  # (op, name) -> rounds of (cpu, wall)
+
+
+def run(
+    contenders: dict[str, Contender],
+    rounds: int,
+    warmup: int,
+    chunks: dict[str, int],
+    rng: random.Random,
+) -> Samples:
+    """Per (operation, contender): one list of (cpu ns, wall ns) per call, per timed round."""
+    slots = [(op, name) for op in chunks for name in contenders]
+    samples: Samples = {slot: [] for slot in slots}
+    thread_time, perf_counter = time.thread_time_ns, time.perf_counter_ns
+    counter = 0
+    for rnd in range(warmup + rounds):
+        order = slots[:]
+        rng.shuffle(order)
+        for op, name in order:
+            c = contenders[name]
+            calls: list[tuple[int, int]] = []
+            gc.collect()
+            if op == "GetItem":
+                fn_get = c.get
+                for _ in range(chunks[op]):
+                    counter += 1
+                    w0, c0 = perf_counter(), thread_time()
+                    fn_get(counter)  # the result is dropped inside the timed region
+                    c1, w1 = thread_time(), perf_counter()
+                    calls.append((c1 - c0, w1 - w0))
+            else:
+                fn_query = c.query
+                for _ in range(chunks[op]):
+                    w0, c0 = perf_counter(), thread_time()
+                    fn_query()
+                    c1, w1 = thread_time(), perf_counter()
+                    calls.append((c1 - c0, w1 - w0))
+            if rnd >= warmup:
+                samples[op, name].append(calls)
+    return samples
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summarise(samples: Samples) -> dict[str, dict[str, dict[str, float]]]:
+    """op -> contender -> figures (µs per call, ratios to the raw client)."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for (op, name), rounds in samples.items():
+        base = samples[op, "raw boto3"]
+        cpu = [c / 1000 for calls in rounds for c, _ in calls]
+        wall = [w / 1000 for calls in rounds for _, w in calls]
+        cpu_ratios = [
+            statistics.median(c for c, _ in mine) / statistics.median(c for c, _ in theirs)
+            for mine, theirs in zip(rounds, base)
+        ]
+        wall_ratios = [
+            statistics.median(w for _, w in mine) / statistics.median(w for _, w in theirs)
+            for mine, theirs in zip(rounds, base)
+        ]
+        out.setdefault(op, {})[name] = {
+            "calls": len(cpu),
+            "cpu_median_us": statistics.median(cpu),
+            "cpu_p90_us": percentile(cpu, 0.9),
+            "cpu_ratio": statistics.median(cpu_ratios),
+            "cpu_ratio_iqr": _iqr(cpu_ratios),
+            "wall_median_us": statistics.median(wall),
+            "wall_p90_us": percentile(wall, 0.9),
+            "wall_ratio": statistics.median(wall_ratios),
+        }
+    return out
+
+
+def _iqr(values: list[float]) -> tuple[float, float]:
+    if len(values) < 2:
+        return values[0], values[0]
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q3
+
+
+def target_text(op: str, name: str, ratio: float) -> str:
+    target = TARGETS.get((op, name))
+    if target is None:
+        return ""
+    goal, stretch = target
+    verdict = "PASS" if ratio <= goal else "FAIL"
+    text = f"≤ {goal:.2f}: {verdict}"
+    if stretch is not None:
+        text += f" (stretch ≤ {stretch:.2f}: {'yes' if ratio <= stretch else 'no'})"
+    return text
+
+
+def report_endpoint(
+    endpoint: str, summary: dict[str, dict[str, dict[str, float]]], contenders: dict[str, Contender]
+) -> None:
+    titles = {
+        "GetItem": "GetItem (1 item)",
+        "Query": f"Query (Limit={PARTITION_ITEMS}, {PARTITION_ITEMS} items, one partition)",
+    }
+    for op, rows in summary.items():
+        calls = next(iter(rows.values()))["calls"]
+        print(f"#### {endpoint}: {titles[op]}, {calls} timed calls per contender")
+        print()
+        print(
+            f"| contender | median µs CPU/call | p90 µs CPU | {TIMES} raw (CPU) | IQR of "
+            f"round ratios | target | median µs wall | p90 µs wall | {TIMES} raw (wall) |"
+        )
+        print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+        for name, row in rows.items():
+            label = f"{name} (reference)" if contenders[name].reference else name
+            q1, q3 = row["cpu_ratio_iqr"]
+            print(
+                f"| {label} | {row['cpu_median_us']:,.0f} | {row['cpu_p90_us']:,.0f} | "
+                f"{row['cpu_ratio']:.2f} | {q1:.2f}-{q3:.2f} | "
+                f"{target_text(op, name, row['cpu_ratio'])} | {row['wall_median_us']:,.0f} | "
+                f"{row['wall_p90_us']:,.0f} | {row['wall_ratio']:.2f} |"
+            )
+        print()
+
+
+# -- singletable's own share -------------------------------------------------------------------
+
+
+class StubClient:
+    """Answers with recorded parsed responses, so a repository's own work is timed alone."""
+
+    def __init__(self, get_response: dict[str, Any], query_response: dict[str, Any]) -> None:
+        self.get_response = get_response
+        self.query_response = query_response
+
+    def get_item(self, **params: Any) -> dict[str, Any]:
+        return self.get_response
+
+    def query(self, **params: Any) -> dict[str, Any]:
+        return self.query_response
+
+
+def own_costs(url: str, orders: list[Order], reps: int, seed: int) -> dict[str, float]:
+    """µs per call of singletable's own steps (stub client: no botocore, no HTTP), next to
+    the by-hand decoding of the same items; interleaved, thread CPU time, medians."""
+    from singletable.entity import spec_of
+
+    client = plain_client(url)
+    key = {
+        "customer_id": orders[0].customer_id,
+        "created_at": orders[0].created_at,
+        "order_id": orders[0].order_id,
+    }
+    shape = Shop(client=client)
+    get_response = client.get_item(**shape.order.params(**key))
+    query_response = client.query(**shape.orders.params(customer_id=CUSTOMER, limit=100))
+    repo = Shop(client=StubClient(get_response, query_response))  # type: ignore[arg-type]
+    spec = spec_of(Order)
+    item, items = get_response["Item"], query_response["Items"]
+    kw = {"customer_id": CUSTOMER, "limit": PARTITION_ITEMS}
+    steps: dict[str, Callable[[], Any]] = {
+        "GetItem: pattern call (params + executor + type check + from_item)": lambda: repo.order(
+            **key
+        ),
+        "GetItem: .params() (key rendering)": lambda: repo.order.params(**key),
+        "GetItem: spec.from_item (1 item)": lambda: spec.from_item(item),
+        "GetItem: by-hand decode (1 item)": lambda: decode_by_hand(item),
+        "Query: pattern call (compile + executor + run_page + from_item)": lambda: repo.orders(
+            **kw
+        ),
+        "Query: .params() (compile)": lambda: repo.orders.params(**kw),
+        "Query: spec.from_item (100 items)": lambda: [spec.from_item(i) for i in items],
+        "Query: by-hand decode (100 items)": lambda: [decode_by_hand(i) for i in items],
+    }
+    inner = {name: (200 if name.startswith("GetItem") else 20) for name in steps}
+    samples: dict[str, list[float]] = {name: [] for name in steps}
+    rng = random.Random(seed)
+    for rep in range(reps + 1):
+        order = list(steps)
+        rng.shuffle(order)
+        for name in order:
+            fn, n = steps[name], inner[name]
+            gc.collect()
+            start = time.thread_time_ns()
+            for _ in range(n):
+                fn()
+            elapsed = (time.thread_time_ns() - start) / n / 1e3
+            if rep:
+                samples[name].append(elapsed)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def report_own(rows: dict[str, float]) -> None:
+    print(
+        "#### singletable's own work per call (stub client returning the recorded parsed "
+        "response: no botocore, no HTTP; thread CPU, medians)"
+    )
+    print()
+    print("| step | µs per call |")
+    print("|---|---:|")
+    for name, us in rows.items():
+        print(f"| {name} | {us:,.1f} |")
+    print()
+
+
+# -- the rest of the report -------------------------------------------------------------------
+
+
+def codec_figures(seed: int) -> dict[str, Any]:
+    """bench/codec.py's four contenders, a shorter run (thread CPU time), µs per item."""
+    orders = make_orders(1000, seed)
+    items = [o.to_item() for o in orders]
+    codec_bench.verify(orders[:50], items[:50])
+    samples = codec_bench.run(orders, items, 7, 1, seed, time.thread_time_ns)
+    return codec_bench.summarise(samples)
+
+
+def report_codec(rows: dict[str, Any]) -> None:
+    print("#### decode / encode of one Order (bench/codec.py contenders; 1000 items, 7 reps)")
+    print()
+    print(f"| contender | median µs/item | {TIMES} by-hand | GC off µs/item |")
+    print("|---|---:|---:|---:|")
+    for label, row in rows.items():
+        print(
+            f"| {label} | {row['median_us']:.2f} | {row['ratio_by_hand']:.2f} | "
+            f"{row['gc_off_median_us']:.2f} |"
+        )
+    print()
+
+
+def machine_info() -> dict[str, Any]:
+    import moto
+
+    info = codec_bench.machine_info(len(gc.get_objects()))
+    info["moto"] = moto.__version__
+    info["urllib3"] = urllib3.__version__
+    info["fast_path_env"] = os.environ.get(fastpath.ENV_VAR, "(unset)")
+    return info
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--endpoints", default="moto,replay", help="moto,replay (default both)")
+    parser.add_argument("--rounds", type=int, default=20, help="timed rounds (default 20)")
+    parser.add_argument("--warmup", type=int, default=2, help="warm-up rounds (default 2)")
+    parser.add_argument("--gets", type=int, default=300, help="GetItems per contender (300)")
+    parser.add_argument("--queries", type=int, default=100, help="Queries per contender (100)")
+    parser.add_argument("--seed", type=int, default=7, help="data and order seed (default 7)")
+    parser.add_argument("--import-runs", type=int, default=10, help="0 skips import time")
+    parser.add_argument("--no-codec", action="store_true", help="skip decode/encode µs/item")
+    parser.add_argument("--own-reps", type=int, default=15, help="0 skips the stub-client table")
+    parser.add_argument("--json", type=Path, help="also write the results to this file")
+    args = parser.parse_args(argv)
+    endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
+    if not set(endpoints) <= {"moto", "replay"} or not endpoints:
+        parser.error("--endpoints takes moto and/or replay")
+    if args.rounds < 2 or args.gets < args.rounds or args.queries < args.rounds:
+        parser.error("--rounds must be ≥ 2 and ≤ --gets and --queries")
+    chunks = {"GetItem": args.gets // args.rounds, "Query": args.queries // args.rounds}
+
+    use_dummy_credentials()
+    info = machine_info()
+    command = shlex.join(["python", "bench/e2e.py", *sys.argv[1:]])
+    print(f"command: `{command}`")
+    print(
+        f"machine: {info['platform']}, {info['cpus']} CPUs, Python {info['python']}; "
+        f"boto3 {info['boto3']}, botocore {info['botocore']}, urllib3 {info['urllib3']}, "
+        f"pydantic {info['pydantic']}, pydantic-core {info['pydantic-core']}, moto "
+        f"{info['moto']}, singletable {info['singletable']}; "
+        f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
+    print(
+        f"method: per endpoint {args.warmup} warm-up + {args.rounds} timed rounds; per round "
+        f"and (operation, contender), in a seeded shuffled order, {chunks['GetItem']} GetItems "
+        f"or {chunks['Query']} Queries; client CPU = time.thread_time_ns around each call; "
+        f"results dropped inside the timed region; ratios = medians of per-round ratios "
+        f"of chunk medians; seed {args.seed}"
+    )
+    print()
+    rng = random.Random(args.seed)
+    results: dict[str, Any] = {"command": sys.argv, "machine": info, "endpoints": {}}
+    with moto_server() as moto_url:
+        orders = seed_data(moto_url, args.seed)
+        urls = {"moto": moto_url}
+        with contextlib.ExitStack() as stack:
+            if "replay" in endpoints:
+                urls["replay"] = stack.enter_context(replay_server(moto_url))
+            for endpoint in endpoints:
+                url = urls[endpoint]
+                contenders = make_contenders(url, orders)
+                verify(contenders, orders, endpoint)  # on the replay endpoint: records
+                if endpoint == "replay":
+                    replay_freeze(url)
+                    before = replay_stats(url)
+                samples = run(contenders, args.rounds, args.warmup, chunks, rng)
+                verify(contenders, orders, endpoint)
+                if endpoint == "replay":
+                    after = replay_stats(url)
+                    if after["unknown"] or after["recorded"] != before["recorded"]:
+                        raise SystemExit(f"replay server: not every timed call replayed {after}")
+                summary = summarise(samples)
+                if endpoint == "replay":
+                    label = (
+                        "replay server (own process; HTTP/1.1 keep-alive; "
+                        f"{after['replayed']:,} responses replayed)"
+                    )
+                else:
+                    label = "moto server (own process; a new TCP connection per call)"
+                print(f"### endpoint: {label}")
+                print()
+                report_endpoint(endpoint, summary, contenders)
+                results["endpoints"][endpoint] = summary
+        if args.own_reps > 0:
+            own = own_costs(moto_url, orders, args.own_reps, args.seed)
+            report_own(own)
+            results["own"] = own
+    if not args.no_codec:
+        rows = codec_figures(args.seed)
+        report_codec(rows)
+        results["codec"] = rows
+    if args.import_runs > 0:
+        data = imports_bench.measure(args.import_runs, args.seed)
+        summary_imports = imports_bench.summarise(data)
+        print("#### " + imports_bench.report(summary_imports, args.import_runs, top=10))
+        results["imports"] = summary_imports
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
