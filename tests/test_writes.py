@@ -515,3 +515,26 @@ def test_unique_update_returns_what_it_wrote_in_one_request(store: Store, record
         changed = store.update(ann, email="ann@elsewhere.example", name="Anna")
     assert changed == store.customer(customer_id="1")
     assert changed.version == 2 and changed.email == "ann@elsewhere.example"
+
+
+@transactions
+def test_move_from_a_stale_copy_fails_instead_of_losing_a_change(store: Store) -> None:
+    placed = store.create(order(20))
+    store.update(placed, customer_name="Renamed meanwhile")
+    before = table_items(store)
+    with pytest.raises(ConditionFailed, match="A020"):
+        store.move(placed, customer_id="43")
+    assert table_items(store) == before
+
+
+@transactions
+def test_guard_moved_by_update_keeps_the_ttl(store: Store) -> None:
+    invite = store.create(Invite(invite_id="i1", code="OLD", expires_at=NOW + timedelta(hours=1)))
+    store.update(invite, code="NEW")
+    guards = {k[0]: v for k, v in table_items(store).items() if k[0].startswith("__unique__")}
+    assert list(guards) == ["__unique__#INVITE#code#NEW"]
+    expected = {"N": str(int((NOW + timedelta(hours=1)).timestamp()))}
+    assert guards["__unique__#INVITE#code#NEW"]["expires_at"] == expected
+    store.update(Invite, invite_id="i1", set={"code": "NEWER"})
+    guards = {k[0]: v for k, v in table_items(store).items() if k[0].startswith("__unique__")}
+    assert guards["__unique__#INVITE#code#NEWER"]["expires_at"] == expected

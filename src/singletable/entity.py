@@ -208,6 +208,21 @@ class EntitySpec:
         values = {name: self.coerce(name, value) for name, value in fields.items()}
         return self.primary_key(values)
 
+    def parse_key(self, key: Mapping[str, Any]) -> dict[str, Any]:
+        """Primary-key field values from a stored key; :class:`KeyTemplateError` when the key
+        was not rendered from this entity's templates."""
+        base = self.base
+        values: dict[str, Any] = {}
+        for attr, tpl in ((base.keys.pk, base.pk), (base.keys.sk, base.sk)):
+            if tpl is None or not attr:
+                continue
+            raw = key.get(attr)
+            text = raw.get("S") if isinstance(raw, Mapping) else raw
+            if not isinstance(text, str):
+                raise KeyTemplateError(f"{self.name}: the key has no {attr!r} string", key=attr)
+            values.update(tpl.parse(text))
+        return values
+
     def describe_key(self, key: Mapping[str, Wire]) -> str:
         parts = []
         for attr in (self.base.keys.pk, self.base.keys.sk):
@@ -276,6 +291,20 @@ class EntitySpec:
             key=key,
             raw=dict(item),
         ) from error
+
+    def encode_for_condition(self, name: str, value: Any) -> Wire:
+        """A value compared with attribute (or field) ``name`` in a condition, encoded exactly
+        as the field stores it (epoch seconds for the TTL field, canonical datetimes...)."""
+        field = name if name in self.cls.model_fields else self._field_of_attr.get(name)
+        if field is not None and value is not None:
+            wire = self.encode_field(field, value)
+            if wire is not None:
+                return wire
+        return encode_value(value)
+
+    @functools.cached_property
+    def _field_of_attr(self) -> dict[str, str]:
+        return {attr: name for name, attr in self.attr_names.items()}
 
     def encode_field(self, name: str, value: Any) -> Wire | None:
         """One field's stored form (None when it would be omitted)."""
@@ -504,6 +533,12 @@ class Entity(BaseModel):
             )
         result: Self = spec.from_item(item)
         return result
+
+    @classmethod
+    def parse_key(cls, key: Mapping[str, Any]) -> dict[str, Any]:
+        """The primary-key field values of a stored key (``{"PK": {"S": ...}, ...}`` or plain
+        strings): ``Order.parse_key(item)`` -> ``{"customer_id": ..., "created_at": ...}``."""
+        return spec_of(cls).parse_key(key)
 
     @classmethod
     def key(cls, **fields: Any) -> dict[str, Any]:

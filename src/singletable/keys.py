@@ -234,7 +234,8 @@ def _strftime_is_sortable(fmt: str) -> bool:
     if not directives or any(d not in _STRFTIME_ORDER for d in directives):
         return False
     positions = [_STRFTIME_ORDER.index(d) for d in directives]
-    return positions == sorted(positions) and positions[0] == 0
+    # From the year down without a gap: "%Y-%d" would sort 2026-05 (the 5th) before 2026-01-06.
+    return positions == list(range(len(positions)))
 
 
 def predecessor(text: str) -> str:

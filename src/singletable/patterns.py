@@ -485,14 +485,11 @@ class _KeyedPattern(Pattern):
         specs = self.specs
 
         def encode(field: str, value: Any) -> Any:
+            # The first entity declaring the field (or attribute) decides how it is stored.
             for spec in specs:
-                if field in spec.cls.model_fields:
-                    wire = spec.encode_field(field, value)
-                    if wire is not None:
-                        return wire
-            from .codec import encode_value
-
-            return encode_value(value)
+                if field in spec.cls.model_fields or field in spec.attr_names.values():
+                    return spec.encode_for_condition(field, value)
+            return specs[0].encode_for_condition(field, value)
 
         return encode
 
@@ -787,19 +784,10 @@ class QueryPattern(_KeyedPattern, Generic[T]):
 
 
 def _parse_primary(spec: EntitySpec, item: Mapping[str, Any]) -> dict[str, Any] | None:
-    base = spec.base
-    fields: dict[str, Any] = {}
     try:
-        for attr, tpl in ((base.keys.pk, base.pk), (base.keys.sk, base.sk)):
-            if tpl is None or not attr:
-                continue
-            av = item.get(attr)
-            if av is None or "S" not in av:
-                return None
-            fields.update(tpl.parse(av["S"]))
+        return spec.parse_key(item)
     except KeyTemplateError:
-        return None
-    return fields
+        return None  # another entity type's key
 
 
 class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):

@@ -33,6 +33,7 @@ from .writes import (
     guard_delete,
     guard_put,
     stamped,
+    unchanged_condition,
     validated,
 )
 
@@ -224,6 +225,7 @@ class Repository:
             previous_unique = None
             set_values = dict(options.get("set") or {})
             removing = list(options.get("remove") or ())
+            guard_ttl = None
             if spec.unique_fields and any(
                 f in set_values or f in removing for f in spec.unique_fields
             ):
@@ -235,6 +237,7 @@ class Repository:
                     f: getattr(previous, f) if previous is not None else None
                     for f in spec.unique_fields
                 }
+                guard_ttl = _ttl_after(spec, previous, set_values, removing)
             op = compile_update(
                 spec,
                 ctx,
@@ -248,6 +251,7 @@ class Repository:
                 condition=options.get("condition"),
                 upsert=bool(options.get("upsert")),
                 previous_unique=previous_unique,
+                guard_ttl=guard_ttl,
             )
             return op, None
         condition = changes.pop("condition", None)
@@ -290,6 +294,7 @@ class Repository:
             condition=condition,
             instance=target,
             previous_unique=previous_unique,
+            guard_ttl=getattr(merged, spec.ttl_field) if spec.ttl_field else None,
         )
         assert op.key == primary_key
         return op, _as_written(spec, stamped(spec, merged, ctx, creating=False))
@@ -408,7 +413,14 @@ class Repository:
             spec, {**{n: getattr(entity, n) for n in spec.cls.model_fields}, **changes}
         )
         old_key = spec.primary_key(spec.key_values(entity))
-        delete_op = compile_delete(spec, ctx, key=old_key, instance=entity, must_exist=True)
+        delete_op = compile_delete(
+            spec,
+            ctx,
+            key=old_key,
+            instance=entity,
+            must_exist=True,
+            condition=None if spec.version_field else unchanged_condition(spec, entity),
+        )
         create_op = compile_create(spec, moved, ctx)
         new_key = create_op.key
         if new_key == old_key:
@@ -581,6 +593,18 @@ class Repository:
             lambda r: key_identity(r["DeleteRequest"]["Key"], key_attrs),
             pattern="batch_delete",
         )
+
+
+def _ttl_after(
+    spec: EntitySpec, previous: Any, set_values: Mapping[str, Any], removing: Sequence[str]
+) -> Any:
+    """The entity's TTL after a keyword-form update (guard items carry it)."""
+    name = spec.ttl_field
+    if name is None or name in removing:
+        return None
+    if name in set_values:
+        return spec.coerce(name, set_values[name])
+    return getattr(previous, name) if previous is not None else None
 
 
 def _as_written(spec: EntitySpec, entity: Any) -> Any:

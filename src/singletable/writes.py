@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .codec import Wire
+from .codec import Wire, epoch_text
 from .entity import EntitySpec, IndexSpec
 from .errors import (
     AlreadyExists,
@@ -138,16 +138,11 @@ def _compile_condition(
 
 
 def _encoder(spec: EntitySpec | None) -> Callable[[str, Any], Wire]:
+    if spec is not None:
+        return spec.encode_for_condition
     from .codec import encode_value
 
-    def encode(field_name: str, value: Any) -> Wire:
-        if spec is not None and field_name in spec.cls.model_fields:
-            wire = spec.encode_field(field_name, value)
-            if wire is not None:
-                return wire
-        return encode_value(value)
-
-    return encode
+    return lambda _name, value: encode_value(value)
 
 
 def _decode_or_none(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteContext) -> Any:
@@ -543,6 +538,7 @@ def compile_update(
     upsert: bool = False,
     instance: Any = None,
     previous_unique: Mapping[str, Any] | None = None,
+    guard_ttl: datetime | None = None,
 ) -> WriteOp:
     """UpdateItem from key fields plus changes (the keyword form), or from an instance.
 
@@ -704,7 +700,8 @@ def compile_update(
             if old_value is not None:
                 guards.append(guard_delete(spec, name, old_value, key, ctx))
             if new_value is not None:
-                guards.append(guard_put(spec, name, new_value, key, None, ctx))
+                ttl = {"N": epoch_text(guard_ttl)} if guard_ttl is not None else None
+                guards.append(guard_put(spec, name, new_value, key, ttl, ctx))
 
     params: dict[str, Any] = {
         "TableName": ctx.table_name,
@@ -815,6 +812,23 @@ def compile_delete(
     )
     op.guards = guards
     return op
+
+
+def unchanged_condition(spec: EntitySpec, instance: Any) -> Condition | None:
+    """The stored scalar attributes still equal ``instance``'s: a write built from a stale copy
+    of an entity without ``Version()`` fails instead of losing a concurrent change."""
+    item = spec.to_item(instance)
+    primary = {spec.table.pk, spec.table.sk}
+    conditions: list[Condition | None] = []
+    for plan in spec.codec.fields:
+        if plan.attr in primary or plan.converter.wire_tag not in ("S", "N", "BOOL", "B"):
+            continue
+        wire = item.get(plan.attr)
+        stored = Attr(plan.attr)
+        conditions.append(
+            stored.not_exists() if wire is None else stored.eq(getattr(instance, plan.name))
+        )
+    return all_of(conditions)
 
 
 def exists_check(

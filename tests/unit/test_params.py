@@ -357,3 +357,27 @@ def test_inverted_index_is_derived_and_conflicting_templates_refused() -> None:
                 pk = "A#{a}"
                 sk = "B#{b}"
                 Inverted = ("X#{b}", "Y#{a}")
+
+
+def test_strftime_sort_key_with_a_gap_is_refused() -> None:
+    from singletable.errors import KeyDefinitionError
+    from singletable.keys import KeyTemplate
+
+    with pytest.raises(KeyDefinitionError, match="%Y-%d"):
+        KeyTemplate("AT#{at:%Y-%d}", {"at": datetime}, sort_key=True)
+    KeyTemplate("AT#{at:%Y-%m}", {"at": datetime}, sort_key=True)
+
+
+def test_parse_key_gives_the_primary_key_fields_back() -> None:
+    item = Order(
+        customer_id="42",
+        order_id="A1",
+        created_at=T0,
+        status=Status.PENDING,
+        total=Decimal(1),
+        customer_name="x",
+    ).to_item()
+    assert Order.parse_key(item) == {"customer_id": "42", "created_at": T0, "order_id": "A1"}
+    assert Order.parse_key({"PK": "CUSTOMER#42", "SK": f"ORDER#{T0_TEXT}#A1"})["order_id"] == "A1"
+    with pytest.raises(KeyTemplateError):
+        Order.parse_key({"PK": "CUSTOMER#42", "SK": "PROFILE"})
