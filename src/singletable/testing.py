@@ -50,7 +50,11 @@ def local_table(
 
         with local_table(shop) as client:
             repo = Shop(client=client)
-            repo.customers.put(Customer(id="c1", name="Ann"))
+            repo.create(Customer(customer_id="c1", name="Ann", email="ann@example.com"))
+            assert repo.customer(customer_id="c1") is not None
+
+    Inside another active moto mock (``moto.mock_aws()`` already started), the block shares
+    that mock's state instead of starting a fresh one, so use a distinct ``table_name`` there.
 
     Raises ``RuntimeError`` when moto is not installed.
     """
