@@ -14,9 +14,17 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from botocore.exceptions import BotoCoreError, ClientError, ParamValidationError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+    NoRegionError,
+    ParamValidationError,
+)
+from botocore.exceptions import ConnectionError as BotoConnectionError
 
-from .errors import InvalidRequestError, ServiceError, TableNotFound
+from .errors import InvalidRequestError, ServiceError, SingleTableError, TableNotFound
 
 if TYPE_CHECKING:
     from botocore.config import Config
@@ -184,7 +192,10 @@ class Executor:
     @property
     def client(self) -> DynamoDBClient:
         if self._client is None:
-            self._client = default_client()
+            try:
+                self._client = default_client()
+            except BotoCoreError as exc:
+                raise map_botocore_error(exc, "creating the DynamoDB client") from exc
         return self._client
 
     def call(
@@ -199,12 +210,8 @@ class Executor:
                 return method(**params)  # type: ignore[no-any-return]
             except ClientError as exc:
                 raise map_client_error(exc, operation, params) from exc
-            except ParamValidationError as exc:
-                raise InvalidRequestError(f"{operation} request is invalid: {exc}") from exc
             except BotoCoreError as exc:
-                raise ServiceError(
-                    f"{operation} failed: {exc}", operation=operation, retryable=True
-                ) from exc
+                raise map_botocore_error(exc, operation) from exc
         return self._call_with_hooks(method, operation, params, pattern)
 
     def _call_with_hooks(
@@ -224,11 +231,8 @@ class Executor:
         except ClientError as exc:
             error = map_client_error(exc, operation, params)
             raise error from exc
-        except ParamValidationError as exc:
-            error = InvalidRequestError(f"{operation} request is invalid: {exc}")
-            raise error from exc
         except BotoCoreError as exc:
-            error = ServiceError(f"{operation} failed: {exc}", operation=operation, retryable=True)
+            error = map_botocore_error(exc, operation)
             raise error from exc
         finally:
             source = response if response is not None else _error_response(error)
@@ -248,6 +252,25 @@ class Executor:
 def _error_response(error: BaseException | None) -> dict[str, Any]:
     response = getattr(error, "response", None)
     return response if isinstance(response, dict) else {}
+
+
+def map_botocore_error(exc: BotoCoreError, operation: str) -> SingleTableError:
+    """A clear error for botocore's own failures (no response from DynamoDB)."""
+    if isinstance(exc, ParamValidationError):
+        return InvalidRequestError(f"{operation} request is invalid: {exc}")
+    if isinstance(exc, NoRegionError):
+        return ServiceError(
+            f"{operation}: no AWS region is configured; set AWS_REGION (or AWS_DEFAULT_REGION), "
+            "or pass client=boto3.client('dynamodb', region_name=...)",
+            operation=operation,
+        )
+    if isinstance(exc, NoCredentialsError):
+        return ServiceError(
+            f"{operation}: no AWS credentials were found (environment, config file or role)",
+            operation=operation,
+        )
+    retryable = isinstance(exc, (BotoConnectionError, HTTPClientError))
+    return ServiceError(f"{operation} failed: {exc}", operation=operation, retryable=retryable)
 
 
 def map_client_error(exc: ClientError, operation: str, params: Mapping[str, Any]) -> ServiceError:
