@@ -151,8 +151,23 @@ class EntitySpec:
     def _adapters(self) -> dict[str, TypeAdapter[Any]]:
         return {}
 
+    @functools.cached_property
+    def _exact_types(self) -> dict[str, type]:
+        """Fields whose annotation is one plain class: a value of exactly that class is valid."""
+        exact = {}
+        for name, info in self.cls.model_fields.items():
+            if isinstance(info.annotation, type) and not info.metadata:
+                exact[name] = info.annotation
+        return exact
+
+    @functools.cached_property
+    def _primary_set(self) -> frozenset[str]:
+        return frozenset(self.primary_fields)
+
     def coerce(self, name: str, value: Any) -> Any:
         """A call-time value validated to the field's type (``"42"`` -> 42 for an int field)."""
+        if value.__class__ is self._exact_types.get(name):
+            return value
         adapter = self._adapters.get(name)
         if adapter is None:
             info = self.cls.model_fields.get(name)
@@ -190,7 +205,9 @@ class EntitySpec:
 
     def key_of_fields(self, fields: Mapping[str, Any]) -> dict[str, Wire]:
         """Primary key from call keywords: every key field, coerced to its type; no others."""
-        needed = set(self.primary_fields)
+        if fields.keys() == self._primary_set:
+            return self.primary_key({name: self.coerce(name, v) for name, v in fields.items()})
+        needed = self._primary_set
         missing = [n for n in self.primary_fields if n not in fields]
         if missing:
             raise KeyTemplateError(

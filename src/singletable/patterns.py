@@ -8,6 +8,7 @@ without sending it.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -272,9 +273,14 @@ class KeyPlan:
 @dataclass
 class CompiledQuery:
     params: dict[str, Any]
-    binding: str
+    binding_parts: tuple[Any, ...]
     limit: int
     sort: SortCondition | None
+
+    @functools.cached_property
+    def binding(self) -> str:
+        """What a cursor of this query is bound to (hashed only when a cursor is involved)."""
+        return binding_of(*self.binding_parts)
 
 
 def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan:
@@ -426,18 +432,25 @@ class _KeyedPattern(Pattern):
                 lookup = (field, op, value)
             sort = plan.sk.sort_condition(coerced, lookup)
         params = self._request(repo, pk_text, sort, limit, filter_values)
-        binding = binding_of(
-            self.name,
-            self.index,
-            pk_text,
-            sort.op if sort else None,
-            list(sort.values) if sort else None,
-            sorted((k, repr(v)) for k, v in filter_values.items()),
-            self.order,
+        compiled = CompiledQuery(
+            params,
+            (
+                self.name,
+                self.index,
+                pk_text,
+                sort.op if sort else None,
+                list(sort.values) if sort else None,
+                sorted((k, repr(v)) for k, v in filter_values.items()),
+                self.order,
+            ),
+            limit,
+            sort,
         )
         if cursor is not None:
-            params["ExclusiveStartKey"] = self._start_key(repo, cursor, binding, pk_text, sort)
-        return CompiledQuery(params, binding, limit, sort)
+            params["ExclusiveStartKey"] = self._start_key(
+                repo, cursor, compiled.binding, pk_text, sort
+            )
+        return compiled
 
     def _request(
         self,
