@@ -235,7 +235,6 @@ def _bytes(raw: Any) -> bytes:
 # -- per-annotation compiled converters -------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
 class Converter:
     """Encoder/decoder pair for one annotation; ``wire_tag`` is the scalar tag when fixed.
 
@@ -244,15 +243,40 @@ class Converter:
     ``may_omit`` says the encoder can return None (an empty set is left out).
     """
 
-    encode: Encoder
-    decode: Decoder
-    wire_tag: str | None = None
-    encode_expr: str | None = None
-    decode_expr: str | None = None
-    may_omit: bool = False
-    max_size: int | None = None  # bytes of any encoded value, when bounded
-    size_expr: str | None = None  # an upper bound of the encoded ``av``'s size
-    nested: ModelCodec | None = None  # a pydantic model stored as a map
+    # Treated as immutable (not enforced); compared by identity (``is _DYNAMIC``).
+    __slots__ = (
+        "decode",
+        "decode_expr",
+        "encode",
+        "encode_expr",
+        "max_size",
+        "may_omit",
+        "nested",
+        "size_expr",
+        "wire_tag",
+    )
+
+    def __init__(
+        self,
+        encode: Encoder,
+        decode: Decoder,
+        wire_tag: str | None = None,
+        encode_expr: str | None = None,
+        decode_expr: str | None = None,
+        may_omit: bool = False,
+        max_size: int | None = None,  # bytes of any encoded value, when bounded
+        size_expr: str | None = None,  # an upper bound of the encoded ``av``'s size
+        nested: ModelCodec | None = None,  # a pydantic model stored as a map
+    ) -> None:
+        self.encode = encode
+        self.decode = decode
+        self.wire_tag = wire_tag
+        self.encode_expr = encode_expr
+        self.decode_expr = decode_expr
+        self.may_omit = may_omit
+        self.max_size = max_size
+        self.size_expr = size_expr
+        self.nested = nested
 
 
 def _scalar(
@@ -481,17 +505,28 @@ def _map_converter(value_type: Any, where: str) -> Converter:
 # -- models ------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
 class FieldPlan:
     """How one model field is stored: attribute name, validation input key, converter."""
 
-    name: str
-    attr: str
-    input_key: str
-    converter: Converter
-    # What an absent attribute stands for, when it is not simply "use the default": values the
-    # codec leaves out (None; an empty set, which DynamoDB cannot store) must read back as such.
-    absent: Literal["none", "empty_set"] | None = None
+    # Treated as immutable (not enforced).
+    __slots__ = ("absent", "attr", "converter", "input_key", "name")
+
+    def __init__(
+        self,
+        name: str,
+        attr: str,
+        input_key: str,
+        converter: Converter,
+        # What an absent attribute stands for, when it is not simply "use the default": values
+        # the codec leaves out (None; an empty set, which DynamoDB cannot store) must read back
+        # as such.
+        absent: Literal["none", "empty_set"] | None = None,
+    ) -> None:
+        self.name = name
+        self.attr = attr
+        self.input_key = input_key
+        self.converter = converter
+        self.absent = absent
 
 
 def input_key_of(model: type[BaseModel], name: str) -> str:

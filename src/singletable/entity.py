@@ -12,11 +12,10 @@ import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Union
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
 from .codec import (
@@ -42,10 +41,14 @@ from .keys import SENTINEL, KeyTemplate, Placeholder, key_type_of
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .table import IndexKeys, Table
 
+if TYPE_CHECKING:
+    # Imported where used: pydantic.type_adapter costs ~0.5 ms to import, and only call-time
+    # values of another type than the field's (and ``when=`` dicts) need it.
+    from pydantic import TypeAdapter
+
 WhenSpec = Mapping[str, Any] | Callable[[Any], bool]
 
 
-@dataclass(frozen=True)
 class Index:
     """An index entry in ``class Keys``: templates plus an optional sparse condition.
 
@@ -53,21 +56,62 @@ class Index:
     lint and explain can read it. A callable ``when=lambda e: ...`` is allowed too.
     """
 
-    pk: str | None = None
-    sk: str | None = None
-    when: WhenSpec | None = None
+    # A declaration: immutable (assignment raises AttributeError), equal by value, hashable
+    # (when ``when`` is).
+    __slots__ = ("pk", "sk", "when")
+
+    pk: str | None
+    sk: str | None
+    when: WhenSpec | None
+
+    def __init__(
+        self, pk: str | None = None, sk: str | None = None, when: WhenSpec | None = None
+    ) -> None:
+        object.__setattr__(self, "pk", pk)
+        object.__setattr__(self, "sk", sk)
+        object.__setattr__(self, "when", when)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(pk={self.pk!r}, sk={self.sk!r}, when={self.when!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Index) and other.__class__ is self.__class__:
+            return (self.pk, self.sk, self.when) == (other.pk, other.sk, other.when)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.pk, self.sk, self.when))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Index], tuple[Any, ...]]:
+        return (type(self), (self.pk, self.sk, self.when))  # copy and pickle: __init__
 
 
-@dataclass
 class IndexSpec:
     """An entity's compiled templates for the table or one index."""
 
-    name: str | None
-    keys: IndexKeys
-    pk: KeyTemplate | None  # None on an LSI: the table's partition key is used
-    sk: KeyTemplate | None
-    when: dict[str, tuple[Any, ...]] | None = None
-    when_callable: Callable[[Any], bool] | None = None
+    __slots__ = ("keys", "name", "pk", "sk", "when", "when_callable")
+
+    def __init__(
+        self,
+        name: str | None,
+        keys: IndexKeys,
+        pk: KeyTemplate | None,  # None on an LSI: the table's partition key is used
+        sk: KeyTemplate | None,
+        when: dict[str, tuple[Any, ...]] | None = None,
+        when_callable: Callable[[Any], bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.keys = keys
+        self.pk = pk
+        self.sk = sk
+        self.when = when
+        self.when_callable = when_callable
 
     @property
     def template_fields(self) -> tuple[str, ...]:
@@ -101,24 +145,42 @@ class IndexSpec:
         return all(values.get(name) in allowed for name, allowed in self.when.items())
 
 
-@dataclass
 class EntitySpec:
     """Everything singletable compiled from one entity class at class creation."""
 
-    cls: type[Entity]
-    table: Table
-    type_name: str
-    explicit_type: bool
-    base: IndexSpec
-    indexes: dict[str, IndexSpec]
-    codec: ModelCodec
-    version_field: str | None = None
-    created_field: str | None = None
-    updated_field: str | None = None
-    unique_fields: tuple[str, ...] = ()
-    ttl_field: str | None = None
-    computed_in_keys: tuple[str, ...] = ()
-    attr_names: dict[str, str] = field(default_factory=dict)
+    # No __slots__: the functools.cached_property values below live in the instance __dict__.
+
+    def __init__(
+        self,
+        cls: type[Entity],
+        table: Table,
+        type_name: str,
+        explicit_type: bool,
+        base: IndexSpec,
+        indexes: dict[str, IndexSpec],
+        codec: ModelCodec,
+        version_field: str | None = None,
+        created_field: str | None = None,
+        updated_field: str | None = None,
+        unique_fields: tuple[str, ...] = (),
+        ttl_field: str | None = None,
+        computed_in_keys: tuple[str, ...] = (),
+        attr_names: dict[str, str] | None = None,
+    ) -> None:
+        self.cls = cls
+        self.table = table
+        self.type_name = type_name
+        self.explicit_type = explicit_type
+        self.base = base
+        self.indexes = indexes
+        self.codec = codec
+        self.version_field = version_field
+        self.created_field = created_field
+        self.updated_field = updated_field
+        self.unique_fields = unique_fields
+        self.ttl_field = ttl_field
+        self.computed_in_keys = computed_in_keys
+        self.attr_names: dict[str, str] = {} if attr_names is None else attr_names
 
     # -- names --
 
@@ -175,6 +237,8 @@ class EntitySpec:
                 annotation = info.annotation
             else:
                 annotation = self.cls.model_computed_fields[name].return_type
+            from pydantic import TypeAdapter
+
             adapter = self._adapters[name] = TypeAdapter(annotation)
         try:
             return adapter.validate_python(value)
@@ -902,6 +966,8 @@ def _index_spec(
         raise ModelDefinitionError(
             f"{where}: when= must be a non-empty {{field: value}} dict or a callable"
         )
+    from pydantic import TypeAdapter
+
     normalised: dict[str, tuple[Any, ...]] = {}
     for fname, allowed in when.items():
         if fname not in cls.model_fields:

@@ -11,7 +11,6 @@ import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import (
@@ -54,9 +53,19 @@ _METHODS = {
 }
 
 
-@dataclass(frozen=True)
 class CallInfo:
     """What a hook receives for every request a repository sends."""
+
+    # Immutable (assignment raises AttributeError) and equal by value.
+    __slots__ = (
+        "consumed_capacity",
+        "duration",
+        "error",
+        "operation",
+        "params",
+        "pattern",
+        "retries",
+    )
 
     pattern: str | None
     operation: str
@@ -66,11 +75,64 @@ class CallInfo:
     retries: int
     error: BaseException | None
 
+    def __init__(
+        self,
+        pattern: str | None,
+        operation: str,
+        params: Mapping[str, Any],
+        duration: float,
+        consumed_capacity: Any,
+        retries: int,
+        error: BaseException | None,
+    ) -> None:
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "duration", duration)
+        object.__setattr__(self, "consumed_capacity", consumed_capacity)
+        object.__setattr__(self, "retries", retries)
+        object.__setattr__(self, "error", error)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (
+            self.pattern,
+            self.operation,
+            self.params,
+            self.duration,
+            self.consumed_capacity,
+            self.retries,
+            self.error,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(pattern={self.pattern!r}, operation={self.operation!r}, "
+            f"params={self.params!r}, duration={self.duration!r}, "
+            f"consumed_capacity={self.consumed_capacity!r}, retries={self.retries!r}, "
+            f"error={self.error!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CallInfo) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[CallInfo], tuple[Any, ...]]:
+        return (type(self), self._values())  # copy and pickle: __init__, not setattr
+
 
 Hook = Callable[[CallInfo], None]
 
 
-@dataclass(frozen=True)
 class RetryPolicy:
     """Retries the library itself performs: unprocessed batch items and transaction conflicts.
 
@@ -78,10 +140,52 @@ class RetryPolicy:
     ``sleep`` is the seam tests patch and an async executor replaces.
     """
 
-    max_attempts: int = 8
-    base_delay: float = 0.05
-    max_delay: float = 2.0
-    sleep: Callable[[float], None] = field(default=time.sleep)
+    # Immutable (assignment raises AttributeError), equal by value, hashable.
+    __slots__ = ("base_delay", "max_attempts", "max_delay", "sleep")
+
+    max_attempts: int
+    base_delay: float
+    max_delay: float
+    sleep: Callable[[float], None]
+
+    def __init__(
+        self,
+        max_attempts: int = 8,
+        base_delay: float = 0.05,
+        max_delay: float = 2.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        object.__setattr__(self, "max_attempts", max_attempts)
+        object.__setattr__(self, "base_delay", base_delay)
+        object.__setattr__(self, "max_delay", max_delay)
+        object.__setattr__(self, "sleep", sleep)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.max_attempts, self.base_delay, self.max_delay, self.sleep)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}, "
+            f"base_delay={self.base_delay!r}, max_delay={self.max_delay!r}, "
+            f"sleep={self.sleep!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RetryPolicy) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[RetryPolicy], tuple[Any, ...]]:
+        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     def backoff(self, attempt: int) -> float:
         """Full-jitter exponential delay before retry number ``attempt`` (1-based)."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from .codec import Wire, encode_value
@@ -21,16 +20,39 @@ ValueEncoder = Callable[[str, Any], Wire]
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-@dataclass(frozen=True)
 class Param:
     """A value supplied at call time: ``Attr("total").gte(Param("min_total"))`` makes
     ``min_total=`` a keyword of the pattern."""
 
+    # Immutable (assignment raises AttributeError), equal by name, hashable.
+    __slots__ = ("name",)
+
     name: str
 
-    def __post_init__(self) -> None:
+    def __init__(self, name: str) -> None:
+        object.__setattr__(self, "name", name)
         if not self.name.isidentifier():
             raise InvalidRequestError(f"Param name {self.name!r} must be an identifier")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(name={self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Param) and other.__class__ is self.__class__:
+            return self.name == other.name
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.name,))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[Param], tuple[str]]:
+        return (type(self), (self.name,))  # copy and pickle: __init__, not setattr
 
 
 class ExpressionBuilder:
@@ -81,14 +103,26 @@ def top_field(path: str) -> str:
     return match.group(1) if match and match.group(1) else path
 
 
-@dataclass(frozen=True)
+def _encode_by_value(_path: str, value: Any) -> Wire:
+    return encode_value(value)
+
+
 class CompileContext:
     """What compiling a condition needs: placeholders, value encoding, call parameters."""
 
-    builder: ExpressionBuilder
-    encode: ValueEncoder = lambda _path, value: encode_value(value)
-    params: Mapping[str, Any] = field(default_factory=dict)
-    describing: bool = False
+    __slots__ = ("builder", "describing", "encode", "params")
+
+    def __init__(
+        self,
+        builder: ExpressionBuilder,
+        encode: ValueEncoder = _encode_by_value,
+        params: Mapping[str, Any] | None = None,
+        describing: bool = False,
+    ) -> None:
+        self.builder = builder
+        self.encode = encode
+        self.params: Mapping[str, Any] = {} if params is None else params
+        self.describing = describing
 
     def operand(self, path: str, value: Any) -> str:
         if self.describing:
@@ -108,6 +142,8 @@ class CompileContext:
 
 class Condition:
     """A condition expression tree; combine with ``&``, ``|`` and ``~``."""
+
+    __slots__ = ()
 
     def compile(self, ctx: CompileContext) -> str:
         raise NotImplementedError
@@ -132,11 +168,37 @@ class Condition:
         return self.compile(CompileContext(_DescribingBuilder(), describing=True))
 
 
-@dataclass(frozen=True)
-class _Compare(Condition):
-    path: str
-    op: str
-    value: Any
+class _Node(Condition):
+    """A built-in condition: equal by value, hashable and shown like a dataclass, over the
+    attributes named in ``_fields`` (in ``__init__`` order)."""
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self._fields)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({inner})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Node) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+
+class _Compare(_Node):
+    __slots__ = ("op", "path", "value")
+    _fields = ("path", "op", "value")
+
+    def __init__(self, path: str, op: str, value: Any) -> None:
+        self.path = path
+        self.op = op
+        self.value = value
 
     def compile(self, ctx: CompileContext) -> str:
         return f"{ctx.builder.path(self.path)} {self.op} {ctx.operand(self.path, self.value)}"
@@ -148,11 +210,14 @@ class _Compare(Condition):
         return {self.path}
 
 
-@dataclass(frozen=True)
-class _Between(Condition):
-    path: str
-    low: Any
-    high: Any
+class _Between(_Node):
+    __slots__ = ("high", "low", "path")
+    _fields = ("path", "low", "high")
+
+    def __init__(self, path: str, low: Any, high: Any) -> None:
+        self.path = path
+        self.low = low
+        self.high = high
 
     def compile(self, ctx: CompileContext) -> str:
         low = ctx.operand(self.path, self.low)
@@ -166,12 +231,15 @@ class _Between(Condition):
         return {self.path}
 
 
-@dataclass(frozen=True)
-class _Function(Condition):
-    function: str
-    path: str
-    value: Any = None
-    has_value: bool = True
+class _Function(_Node):
+    __slots__ = ("function", "has_value", "path", "value")
+    _fields = ("function", "path", "value", "has_value")
+
+    def __init__(self, function: str, path: str, value: Any = None, has_value: bool = True) -> None:
+        self.function = function
+        self.path = path
+        self.value = value
+        self.has_value = has_value
 
     def compile(self, ctx: CompileContext) -> str:
         target = ctx.builder.path(self.path)
@@ -191,10 +259,13 @@ class _Function(Condition):
         return {self.path}
 
 
-@dataclass(frozen=True)
-class _In(Condition):
-    path: str
-    options: Any  # a tuple of values, or a Param naming an iterable
+class _In(_Node):
+    __slots__ = ("options", "path")
+    _fields = ("path", "options")
+
+    def __init__(self, path: str, options: Any) -> None:
+        self.path = path
+        self.options = options  # a tuple of values, or a Param naming an iterable
 
     def compile(self, ctx: CompileContext) -> str:
         options = self.options
@@ -222,10 +293,13 @@ class _In(Condition):
         return {self.path}
 
 
-@dataclass(frozen=True)
-class _Join(Condition):
-    op: str
-    parts: tuple[Condition, ...]
+class _Join(_Node):
+    __slots__ = ("op", "parts")
+    _fields = ("op", "parts")
+
+    def __init__(self, op: str, parts: tuple[Condition, ...]) -> None:
+        self.op = op
+        self.parts = parts
 
     def compile(self, ctx: CompileContext) -> str:
         return f" {self.op} ".join(f"({p.compile(ctx)})" for p in self.parts)
@@ -237,9 +311,12 @@ class _Join(Condition):
         return set().union(*(p.attribute_paths() for p in self.parts))
 
 
-@dataclass(frozen=True)
-class _Not(Condition):
-    inner: Condition
+class _Not(_Node):
+    __slots__ = ("inner",)
+    _fields = ("inner",)
+
+    def __init__(self, inner: Condition) -> None:
+        self.inner = inner
 
     def compile(self, ctx: CompileContext) -> str:
         return f"NOT ({self.inner.compile(ctx)})"
@@ -251,13 +328,21 @@ class _Not(Condition):
         return self.inner.attribute_paths()
 
 
-@dataclass(frozen=True)
-class _Raw(Condition):
+class _Raw(_Node):
     """A pre-built condition fragment (used internally for key and TTL checks)."""
 
-    text: str
-    names: tuple[tuple[str, str], ...] = ()
-    values: tuple[tuple[str, Any], ...] = ()
+    __slots__ = ("names", "text", "values")
+    _fields = ("text", "names", "values")
+
+    def __init__(
+        self,
+        text: str,
+        names: tuple[tuple[str, str], ...] = (),
+        values: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
+        self.text = text
+        self.names = names
+        self.values = values
 
     def compile(self, ctx: CompileContext) -> str:
         text = self.text
@@ -335,15 +420,24 @@ class _DescribingBuilder(ExpressionBuilder):
 # -- update expressions -----------------------------------------------------------------------
 
 
-@dataclass
 class UpdateExpression:
     """``SET``/``REMOVE``/``ADD``/``DELETE`` clauses built through one ExpressionBuilder."""
 
-    builder: ExpressionBuilder
-    set_clauses: list[str] = field(default_factory=list)
-    remove_clauses: list[str] = field(default_factory=list)
-    add_clauses: list[str] = field(default_factory=list)
-    delete_clauses: list[str] = field(default_factory=list)
+    __slots__ = ("add_clauses", "builder", "delete_clauses", "remove_clauses", "set_clauses")
+
+    def __init__(
+        self,
+        builder: ExpressionBuilder,
+        set_clauses: list[str] | None = None,
+        remove_clauses: list[str] | None = None,
+        add_clauses: list[str] | None = None,
+        delete_clauses: list[str] | None = None,
+    ) -> None:
+        self.builder = builder
+        self.set_clauses: list[str] = [] if set_clauses is None else set_clauses
+        self.remove_clauses: list[str] = [] if remove_clauses is None else remove_clauses
+        self.add_clauses: list[str] = [] if add_clauses is None else add_clauses
+        self.delete_clauses: list[str] = [] if delete_clauses is None else delete_clauses
 
     def set(self, path: str, wire: Wire) -> None:
         self.set_clauses.append(f"{self.builder.path(path)} = {self.builder.value(wire)}")

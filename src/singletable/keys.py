@@ -17,7 +17,6 @@ import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Literal, Union
@@ -57,13 +56,36 @@ class KeyKind(enum.Enum):
     UUID = "uuid"
 
 
-@dataclass(frozen=True)
 class FieldKeyType:
     """What a template needs to know about a field's type."""
 
-    kind: KeyKind
-    optional: bool = False
-    enum_type: type[enum.Enum] | None = None
+    # Treated as immutable (not enforced); equal by value, hashable.
+    __slots__ = ("enum_type", "kind", "optional")
+
+    def __init__(
+        self, kind: KeyKind, optional: bool = False, enum_type: type[enum.Enum] | None = None
+    ) -> None:
+        self.kind = kind
+        self.optional = optional
+        self.enum_type = enum_type
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(kind={self.kind!r}, optional={self.optional!r}, "
+            f"enum_type={self.enum_type!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FieldKeyType) and other.__class__ is self.__class__:
+            return (self.kind, self.optional, self.enum_type) == (
+                other.kind,
+                other.optional,
+                other.enum_type,
+            )
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.optional, self.enum_type))
 
     @property
     def label(self) -> str:
@@ -252,35 +274,92 @@ def predecessor(text: str) -> str:
 # -- templates --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
 class Placeholder:
-    field: str
-    fmt: str | None
-    head: str  # literal text before the placeholder, from the previous placeholder on
-    fixed_width: bool
-    render: Callable[[Any], str]
-    parse: Callable[[str], Any]
-    # The unchecked renderer and whether rendered text needs the empty/delimiter checks: code
-    # generators call ``fast_render`` and fall back to ``render`` (which raises precisely).
-    fast_render: Callable[[Any], str] | None = None
-    is_text: bool = False
-    # The smallest and largest text a fixed-width segment can render (range lookups with no
-    # literal prefix use them, so a bound never reaches another entity type's keys).
-    extent: tuple[str, str] | None = None
+    # Treated as immutable (not enforced).
+    __slots__ = (
+        "extent",
+        "fast_render",
+        "field",
+        "fixed_width",
+        "fmt",
+        "head",
+        "is_text",
+        "parse",
+        "render",
+    )
+
+    def __init__(
+        self,
+        field: str,
+        fmt: str | None,
+        head: str,  # literal text before the placeholder, from the previous placeholder on
+        fixed_width: bool,
+        render: Callable[[Any], str],
+        parse: Callable[[str], Any],
+        # The unchecked renderer and whether rendered text needs the empty/delimiter checks:
+        # code generators call ``fast_render`` and fall back to ``render`` (which raises
+        # precisely).
+        fast_render: Callable[[Any], str] | None = None,
+        is_text: bool = False,
+        # The smallest and largest text a fixed-width segment can render (range lookups with
+        # no literal prefix use them, so a bound never reaches another entity type's keys).
+        extent: tuple[str, str] | None = None,
+    ) -> None:
+        self.field = field
+        self.fmt = fmt
+        self.head = head
+        self.fixed_width = fixed_width
+        self.render = render
+        self.parse = parse
+        self.fast_render = fast_render
+        self.is_text = is_text
+        self.extent = extent
 
 
-@dataclass(frozen=True)
 class Bound:
-    value: str
-    inclusive: bool
+    # Treated as immutable (not enforced); equal by value, hashable.
+    __slots__ = ("inclusive", "value")
+
+    def __init__(self, value: str, inclusive: bool) -> None:
+        self.value = value
+        self.inclusive = inclusive
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(value={self.value!r}, inclusive={self.inclusive!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Bound) and other.__class__ is self.__class__:
+            return (self.value, self.inclusive) == (other.value, other.inclusive)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.inclusive))
 
 
-@dataclass(frozen=True)
 class SortCondition:
     """One sort-key condition: ``=``, ``begins_with``, a single comparison or ``BETWEEN``."""
 
-    op: Literal["=", "begins_with", ">", ">=", "<", "<=", "between"]
-    values: tuple[str, ...]
+    # Treated as immutable (not enforced); equal by value, hashable.
+    __slots__ = ("op", "values")
+
+    def __init__(
+        self,
+        op: Literal["=", "begins_with", ">", ">=", "<", "<=", "between"],
+        values: tuple[str, ...],
+    ) -> None:
+        self.op = op
+        self.values = values
+
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}(op={self.op!r}, values={self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SortCondition) and other.__class__ is self.__class__:
+            return (self.op, self.values) == (other.op, other.values)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.op, self.values))
 
 
 class KeyTemplate:

@@ -2,33 +2,49 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
-
-@dataclass(frozen=True)
 class Marker:
     """Base class of field markers."""
+
+    # Markers hold no data: no slots makes them immutable. Two markers of one type are equal
+    # (``Annotated[int, Version()] == Annotated[int, Version()]``), as dataclasses they were.
+    __slots__ = ()
 
     @property
     def label(self) -> str:
         return f"{type(self).__name__}()"
 
+    def __repr__(self) -> str:
+        return f"{type(self).__qualname__}()"
 
-@dataclass(frozen=True)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return True
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(type(self))
+
+
 class Version(Marker):
     """Optimistic locking: writes require the stored version and store it + 1."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True)
+
 class CreatedAt(Marker):
     """Set once, to an aware UTC datetime, when the item is first written."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True)
+
 class UpdatedAt(Marker):
     """Set to an aware UTC datetime on every write."""
 
+    __slots__ = ()
 
-@dataclass(frozen=True)
+
 class Unique(Marker):
     """No two items of the entity type may hold the same value (kept by a guard item)."""
+
+    __slots__ = ()

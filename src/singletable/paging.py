@@ -14,7 +14,6 @@ import hashlib
 import hmac
 import json
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .errors import InvalidCursor, MultipleResultsError
@@ -88,13 +87,39 @@ class Collection:
         return f"Collection({inner or 'empty'}, {'more' if self.cursor else 'end'})"
 
 
-@dataclass(frozen=True)
 class KeyRef(Generic[E]):
     """A typed reference to an item (from a KEYS_ONLY index); usable in ``batch_get``."""
 
+    # Immutable (assignment raises AttributeError) and equal by value.
+    __slots__ = ("entity", "fields", "key")
+
     entity: type[E]
-    key: Mapping[str, Any] = field(repr=False)
-    fields: Mapping[str, Any] = field(default_factory=dict)
+    key: Mapping[str, Any]
+    fields: Mapping[str, Any]
+
+    def __init__(
+        self, entity: type[E], key: Mapping[str, Any], fields: Mapping[str, Any] | None = None
+    ) -> None:
+        object.__setattr__(self, "entity", entity)
+        object.__setattr__(self, "key", key)
+        object.__setattr__(self, "fields", {} if fields is None else fields)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, KeyRef) and other.__class__ is self.__class__:
+            return (self.entity, self.key, self.fields) == (other.entity, other.key, other.fields)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.entity, self.key, self.fields))
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[KeyRef[E]], tuple[Any, ...]]:
+        return (type(self), (self.entity, self.key, self.fields))  # copy and pickle: __init__
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())

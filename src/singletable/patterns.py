@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -62,9 +61,21 @@ _SORT_EXPRESSIONS = {
 }
 
 
-@dataclass(frozen=True)
 class ExplainRow:
     """One line of the access-pattern table: what a pattern sends."""
+
+    # Immutable (assignment raises AttributeError), equal by value, hashable.
+    __slots__ = (
+        "consistent",
+        "entity_types",
+        "filter",
+        "index",
+        "key_condition",
+        "notes",
+        "operation",
+        "order",
+        "pattern",
+    )
 
     pattern: str
     operation: str
@@ -72,9 +83,70 @@ class ExplainRow:
     key_condition: str
     entity_types: tuple[str, ...]
     order: str
-    filter: str | None = None
-    consistent: bool = False
-    notes: str = ""
+    filter: str | None
+    consistent: bool
+    notes: str
+
+    def __init__(
+        self,
+        pattern: str,
+        operation: str,
+        index: str | None,
+        key_condition: str,
+        entity_types: tuple[str, ...],
+        order: str,
+        filter: str | None = None,
+        consistent: bool = False,
+        notes: str = "",
+    ) -> None:
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "index", index)
+        object.__setattr__(self, "key_condition", key_condition)
+        object.__setattr__(self, "entity_types", entity_types)
+        object.__setattr__(self, "order", order)
+        object.__setattr__(self, "filter", filter)
+        object.__setattr__(self, "consistent", consistent)
+        object.__setattr__(self, "notes", notes)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (
+            self.pattern,
+            self.operation,
+            self.index,
+            self.key_condition,
+            self.entity_types,
+            self.order,
+            self.filter,
+            self.consistent,
+            self.notes,
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(pattern={self.pattern!r}, "
+            f"operation={self.operation!r}, index={self.index!r}, "
+            f"key_condition={self.key_condition!r}, entity_types={self.entity_types!r}, "
+            f"order={self.order!r}, filter={self.filter!r}, consistent={self.consistent!r}, "
+            f"notes={self.notes!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ExplainRow) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[ExplainRow], tuple[Any, ...]]:
+        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
@@ -256,26 +328,38 @@ class BoundGet(Bound["GetPattern[E]"], Generic[E]):
 # -- key conditions shared by query and collection ----------------------------------------------
 
 
-@dataclass
 class KeyPlan:
     """An entity's key templates on one index, as a query needs them."""
 
-    index: str | None
-    keys: IndexKeys
-    pk: KeyTemplate
-    sk: KeyTemplate | None
+    __slots__ = ("index", "keys", "pk", "sk")
+
+    def __init__(
+        self, index: str | None, keys: IndexKeys, pk: KeyTemplate, sk: KeyTemplate | None
+    ) -> None:
+        self.index = index
+        self.keys = keys
+        self.pk = pk
+        self.sk = sk
 
     @property
     def cursor_attributes(self) -> frozenset[str]:
         return frozenset(a for a in (self.keys.pk, self.keys.sk) if a)
 
 
-@dataclass
 class CompiledQuery:
-    params: dict[str, Any]
-    binding_parts: tuple[Any, ...]
-    limit: int
-    sort: SortCondition | None
+    # No __slots__: ``binding`` (a functools.cached_property) lives in the instance __dict__.
+
+    def __init__(
+        self,
+        params: dict[str, Any],
+        binding_parts: tuple[Any, ...],
+        limit: int,
+        sort: SortCondition | None,
+    ) -> None:
+        self.params = params
+        self.binding_parts = binding_parts
+        self.limit = limit
+        self.sort = sort
 
     @functools.cached_property
     def binding(self) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ModelDefinitionError
@@ -26,7 +25,6 @@ def _projection_dict(projection: ProjectionSpec) -> dict[str, Any]:
     )
 
 
-@dataclass(frozen=True)
 class GSI:
     """A global secondary index.
 
@@ -34,11 +32,54 @@ class GSI:
     name when it differs (e.g. ``"email-index"``).
     """
 
+    # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
+    __slots__ = ("index_name", "name", "pk", "projection", "sk")
+
     name: str
     pk: str
-    sk: str | None = None
-    projection: ProjectionSpec = "ALL"
-    index_name: str | None = None
+    sk: str | None
+    projection: ProjectionSpec
+    index_name: str | None
+
+    def __init__(
+        self,
+        name: str,
+        pk: str,
+        sk: str | None = None,
+        projection: ProjectionSpec = "ALL",
+        index_name: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "pk", pk)
+        object.__setattr__(self, "sk", sk)
+        object.__setattr__(self, "projection", projection)
+        object.__setattr__(self, "index_name", index_name)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.name, self.pk, self.sk, self.projection, self.index_name)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
+            f"projection={self.projection!r}, index_name={self.index_name!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, GSI) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[GSI], tuple[Any, ...]]:
+        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     @property
     def physical_name(self) -> str:
@@ -53,14 +94,54 @@ class GSI:
         return False
 
 
-@dataclass(frozen=True)
 class LSI:
     """A local secondary index: same partition key as the table, another sort key attribute."""
 
+    # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
+    __slots__ = ("index_name", "name", "projection", "sk")
+
     name: str
     sk: str
-    projection: ProjectionSpec = "ALL"
-    index_name: str | None = None
+    projection: ProjectionSpec
+    index_name: str | None
+
+    def __init__(
+        self,
+        name: str,
+        sk: str,
+        projection: ProjectionSpec = "ALL",
+        index_name: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "sk", sk)
+        object.__setattr__(self, "projection", projection)
+        object.__setattr__(self, "index_name", index_name)
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.name, self.sk, self.projection, self.index_name)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}, sk={self.sk!r}, "
+            f"projection={self.projection!r}, index_name={self.index_name!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LSI) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}")
+
+    def __reduce__(self) -> tuple[type[LSI], tuple[Any, ...]]:
+        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     @property
     def physical_name(self) -> str:
@@ -78,39 +159,95 @@ class LSI:
 SecondaryIndex = GSI | LSI
 
 
-@dataclass(frozen=True)
 class IndexKeys:
     """Resolved key attribute names of the table or one of its indexes."""
 
-    name: str | None  # None = the base table
-    pk: str
-    sk: str | None
-    projection_type: str = "ALL"
-    physical_name: str | None = None
-    local: bool = False
+    # Built by Table; treated as immutable (not enforced). Equal by value, hashable.
+    __slots__ = ("local", "name", "physical_name", "pk", "projection_type", "sk")
+
+    def __init__(
+        self,
+        name: str | None,  # None = the base table
+        pk: str,
+        sk: str | None,
+        projection_type: str = "ALL",
+        physical_name: str | None = None,
+        local: bool = False,
+    ) -> None:
+        self.name = name
+        self.pk = pk
+        self.sk = sk
+        self.projection_type = projection_type
+        self.physical_name = physical_name
+        self.local = local
+
+    def _values(self) -> tuple[Any, ...]:
+        return (self.name, self.pk, self.sk, self.projection_type, self.physical_name, self.local)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
+            f"projection_type={self.projection_type!r}, physical_name={self.physical_name!r}, "
+            f"local={self.local!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, IndexKeys) and other.__class__ is self.__class__:
+            return self._values() == other._values()
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._values())
 
 
-@dataclass(eq=False)
 class Table:
     """One overloaded DynamoDB table.
 
     ``name`` is the default physical name (a ``Repository`` may override it per stage).
     """
 
-    name: str
-    pk: str = "PK"
-    sk: str | None = "SK"
-    indexes: Sequence[SecondaryIndex] = ()
-    ttl_attribute: str | None = None
-    type_attribute: str = "_type"
-    billing_mode: BillingMode = "PAY_PER_REQUEST"
-    provisioned: tuple[int, int] | None = None
-    delimiter: str = "#"
-    key_values: Literal["refuse", "escape"] = "refuse"
-    _entities: dict[str, type] = field(default_factory=dict, init=False, repr=False)
-    _index_keys: dict[str | None, IndexKeys] = field(default_factory=dict, init=False, repr=False)
+    # Equality is identity: two tables are the same table only if they are one object.
+    __slots__ = (
+        "_entities",
+        "_index_keys",
+        "billing_mode",
+        "delimiter",
+        "indexes",
+        "key_values",
+        "name",
+        "pk",
+        "provisioned",
+        "sk",
+        "ttl_attribute",
+        "type_attribute",
+    )
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        name: str,
+        pk: str = "PK",
+        sk: str | None = "SK",
+        indexes: Sequence[SecondaryIndex] = (),
+        ttl_attribute: str | None = None,
+        type_attribute: str = "_type",
+        billing_mode: BillingMode = "PAY_PER_REQUEST",
+        provisioned: tuple[int, int] | None = None,
+        delimiter: str = "#",
+        key_values: Literal["refuse", "escape"] = "refuse",
+    ) -> None:
+        self.name = name
+        self.pk = pk
+        self.sk = sk
+        self.indexes: Sequence[SecondaryIndex] = indexes
+        self.ttl_attribute = ttl_attribute
+        self.type_attribute = type_attribute
+        self.billing_mode: BillingMode = billing_mode
+        self.provisioned = provisioned
+        self.delimiter = delimiter
+        self.key_values: Literal["refuse", "escape"] = key_values
+        self._entities: dict[str, type] = {}
+        self._index_keys: dict[str | None, IndexKeys] = {}
+
         if not self.name:
             raise ModelDefinitionError("Table needs a non-empty name")
         if len(self.delimiter) != 1 or self.delimiter in "{}%":
@@ -166,6 +303,15 @@ class Table:
                 f"Table {self.name!r}: ttl_attribute {self.ttl_attribute!r} is a key attribute "
                 "or the type tag"
             )
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
+            f"indexes={self.indexes!r}, ttl_attribute={self.ttl_attribute!r}, "
+            f"type_attribute={self.type_attribute!r}, billing_mode={self.billing_mode!r}, "
+            f"provisioned={self.provisioned!r}, delimiter={self.delimiter!r}, "
+            f"key_values={self.key_values!r})"
+        )
 
     # -- lookups -----------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import typing
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -44,21 +43,48 @@ GUARD_TYPE = "__unique__"
 OWNER_ATTRIBUTE = "_owner"
 
 
-@dataclass
 class WriteOp:
     """One item operation, ready for a single request or a transaction."""
 
-    kind: str  # put, create, update, delete, condition_check, guard_put, guard_delete
-    operation: str  # PutItem, UpdateItem, DeleteItem, ConditionCheck
-    spec: EntitySpec | None
-    entity_type: str
-    key: dict[str, Wire]
-    params: dict[str, Any]
-    describe: str
-    fail: Callable[[dict[str, Wire] | None], SingleTableError]
-    result: Any = None  # the entity as it will be stored (put/create), when known up front
-    guards: list[WriteOp] = field(default_factory=list)
-    size: int = 0
+    __slots__ = (
+        "describe",
+        "entity_type",
+        "fail",
+        "guards",
+        "key",
+        "kind",
+        "operation",
+        "params",
+        "result",
+        "size",
+        "spec",
+    )
+
+    def __init__(
+        self,
+        kind: str,  # put, create, update, delete, condition_check, guard_put, guard_delete
+        operation: str,  # PutItem, UpdateItem, DeleteItem, ConditionCheck
+        spec: EntitySpec | None,
+        entity_type: str,
+        key: dict[str, Wire],
+        params: dict[str, Any],
+        describe: str,
+        fail: Callable[[dict[str, Wire] | None], SingleTableError],
+        result: Any = None,  # the entity as it will be stored (put/create), when known up front
+        guards: list[WriteOp] | None = None,
+        size: int = 0,
+    ) -> None:
+        self.kind = kind
+        self.operation = operation
+        self.spec = spec
+        self.entity_type = entity_type
+        self.key = key
+        self.params = params
+        self.describe = describe
+        self.fail = fail
+        self.result = result
+        self.guards: list[WriteOp] = [] if guards is None else guards
+        self.size = size
 
     def transact_item(self, table_name: str) -> dict[str, Any]:
         """The TransactItems element for this operation."""
@@ -76,12 +102,14 @@ _SINGLE_ONLY = frozenset(
 )
 
 
-@dataclass
 class WriteContext:
     """What compiling a write needs besides the entity: now, and the table's physical name."""
 
-    table_name: str
-    now: datetime
+    __slots__ = ("now", "table_name")
+
+    def __init__(self, table_name: str, now: datetime) -> None:
+        self.table_name = table_name
+        self.now = now
 
     @property
     def now_epoch(self) -> int:
