@@ -313,20 +313,17 @@ class EntitySpec:
 
     # -- items --
 
-    @functools.cached_property
-    def _to_item(self) -> Callable[[Any], tuple[dict[str, Wire], int]]:
-        return _generate_to_item(self)
-
     def to_item(self, entity: Any) -> dict[str, Wire]:
         """The stored item: type tag, every key attribute, and the encoded fields."""
-        try:
-            item, size_bound = self._to_item(entity)  # generated on first use, then cached
-        except (ValueError, TypeError, AttributeError, ArithmeticError):
-            self.codec.encode_fields(entity)  # raises ItemEncodeError naming the field
-            raise
-        bound: int | None = size_bound
-        if size_bound <= MAX_ITEM_BYTES and not self.codec.allows_extra:
-            return item
+        generated = _generate_to_item(self)
+        # From now on the generated function itself answers spec.to_item(...).
+        setattr(self, "to_item", generated)  # noqa: B010
+        return generated(entity)
+
+    def finish_item(self, entity: Any, item: dict[str, Wire]) -> dict[str, Wire]:
+        """The slow end of ``to_item``: extras, and the exact size check when the bound the
+        generated code computed is over the limit."""
+        bound: int | None = MAX_ITEM_BYTES + 1
         if self.codec.allows_extra and entity.__pydantic_extra__:
             table = self.table
             reserved = table.key_attributes | {table.type_attribute}
@@ -410,7 +407,7 @@ def _summarise_validation(error: Exception) -> str:
     return str(error)
 
 
-def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire], int]]:
+def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     """Straight-line ``to_item`` for one entity: each key field rendered once (and reused for
     the attribute when it is the same text), keys assembled by concatenation, sparse
     conditions inlined, every field encoded inline; returns the item and a size bound."""
@@ -525,7 +522,19 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], tuple[dict[str, Wire]
         and _is_datetime(spec.cls.model_fields[name.split(":")[0]].annotation)
     }
     gen.encode_fields(spec.codec.fields, src="d", item="item", indent="    ", reuse=reuse)
-    lines.append(f"    return item, n + 4 * t + {gen.static}")
+    lines.append(f"    n += 4 * t + {gen.static}")
+    # Over the size bound (or with extras): the exact check and the extras' encoding.
+    finish = gen.bind(spec.finish_item, "_finish")
+    extras = " or e.__pydantic_extra__" if spec.codec.allows_extra else ""
+    lines.append(f"    if n > {MAX_ITEM_BYTES}{extras}: return {finish}(e, item)")
+    lines.append("    return item")
+    # Any conversion failure is reported by the field-by-field encoder, naming the field.
+    diagnose = gen.bind(spec.codec.encode_fields, "_diagnose")
+    body = lines[1:]
+    lines[1:] = ["    try:", *("    " + line for line in body)]
+    lines.append("    except (ValueError, TypeError, AttributeError, ArithmeticError):")
+    lines.append(f"        {diagnose}(e)")
+    lines.append("        raise")
     return gen.compile("to_item", f"<singletable to_item {spec.name}>")  # type: ignore[no-any-return]
 
 
