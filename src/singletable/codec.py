@@ -509,7 +509,7 @@ class FieldPlan:
     """How one model field is stored: attribute name, validation input key, converter."""
 
     # Treated as immutable (not enforced).
-    __slots__ = ("absent", "attr", "converter", "input_key", "name")
+    __slots__ = ("absent", "attr", "converter", "input_key", "name", "nullable")
 
     def __init__(
         self,
@@ -521,12 +521,14 @@ class FieldPlan:
         # the codec leaves out (None; an empty set, which DynamoDB cannot store) must read back
         # as such.
         absent: Literal["none", "empty_set"] | None = None,
+        nullable: bool = True,
     ) -> None:
         self.name = name
         self.attr = attr
         self.input_key = input_key
         self.converter = converter
         self.absent = absent
+        self.nullable = nullable
 
 
 def input_key_of(model: type[BaseModel], name: str) -> str:
@@ -549,8 +551,12 @@ def attribute_name_of(model: type[BaseModel], name: str) -> str:
     return info.serialization_alias or info.alias or name
 
 
+def _nullable(info: Any) -> bool:
+    return type(None) in typing.get_args(info.annotation) or info.annotation in (Any, None)
+
+
 def _absent_meaning(info: Any, converter: Converter) -> Literal["none", "empty_set"] | None:
-    nullable = type(None) in typing.get_args(info.annotation) or info.annotation is Any
+    nullable = _nullable(info)
     is_set = converter.wire_tag in ("SS", "NS", "BS") or (converter.may_omit and not nullable)
     if is_set and not (info.default is None and not info.is_required()):
         return "empty_set"
@@ -589,6 +595,7 @@ class ModelCodec:
                     input_key,
                     converter,
                     _absent_meaning(info, converter),
+                    _nullable(info),
                 )
             )
         self.fields: tuple[FieldPlan, ...] = tuple(plans)
@@ -686,6 +693,8 @@ class CodeGen:
         }
         self._counter = 0
         self.static = 0
+        self.lengths: list[str] = []  # string-length expressions for the size bound
+        self.sized: list[str] = []  # exact-size expressions for the size bound
 
     def bind(self, value: Any, prefix: str = "_c") -> str:
         """A namespace name for ``value`` in the generated code."""
@@ -781,6 +790,45 @@ class CodeGen:
             else:
                 out(f"{indent}    {item}[{plan.attr!r}] = av = {expr}")
                 out(f"{indent}    n += _value_size(av)")
+
+    # Expressions that raise on None, so a field written through them needs no None check.
+    _NONE_SAFE_EXPRS = frozenset({"{'BOOL': v}", "{'S': str(v)}"})
+
+    def literal_fields(
+        self, fields: tuple[FieldPlan, ...], *, src: str, reuse: Mapping[str, str]
+    ) -> tuple[list[str], list[FieldPlan]]:
+        """Entries of a dict literal for the fields that can never be left out, and the rest.
+
+        A field that cannot be None (its type excludes it) is always written, so it goes into
+        the item's dict literal with no None check: its conversion (or the length taken for the
+        size bound) raises on a None assigned after validation, and the caller's error path
+        names the field. Building the item as one literal is what keeps encoding cheap.
+        """
+        entries: list[str] = []
+        rest: list[FieldPlan] = []
+        for plan in fields:
+            conv = plan.converter
+            value = f"{src}[{plan.name!r}]"
+            if plan.nullable or conv.may_omit or conv.nested is not None:
+                rest.append(plan)
+                continue
+            if plan.name in reuse:
+                entries.append(f"{plan.attr!r}: {{'S': {reuse[plan.name]}}}")
+                self.static += len(plan.attr.encode()) + 32
+                continue
+            expr = conv.encode_expr
+            if expr is None or expr in self._NONE_SAFE_EXPRS:
+                rest.append(plan)
+                continue
+            entries.append(f"{plan.attr!r}: {_with_value(expr, value)}")
+            self.static += len(plan.attr.encode())
+            if conv.max_size is not None:
+                self.static += conv.max_size
+            elif expr == "{'S': v}":
+                self.lengths.append(f"len({value})")
+            else:
+                self.sized.append(f"_value_size(item[{plan.attr!r}])")
+        return entries, rest
 
     def decode_fields(
         self,

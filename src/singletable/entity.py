@@ -419,7 +419,6 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     if spec.computed_in_keys:
         lines.append("    d = dict(d)")
         lines.extend(f"    d[{name!r}] = e.{name}" for name in spec.computed_in_keys)
-    lines.append(f"    item = {{{table.type_attribute!r}: {{'S': {spec.type_name!r}}}}}")
     lines.append("    n = t = 0")
     gen.static += len(table.type_attribute.encode()) + len(spec.type_name.encode())
 
@@ -458,7 +457,8 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
 
     assembled: dict[str, str] = {}  # key text expression -> variable holding it
 
-    def key_line(indent: str, attr: str, expr: str, shared: bool) -> None:
+    def key_text(indent: str, attr: str, expr: str, shared: bool) -> str:
+        """A variable holding the key text ``expr`` (assigned here unless already known)."""
         gen.static += len(attr.encode())
         var = assembled.get(expr)
         if var is None:
@@ -467,6 +467,10 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
             if shared:  # only primary-key texts are always defined, so only they are reused
                 assembled[expr] = var
             lines.append(f"{indent}{var} = {expr}")
+        return var
+
+    def key_line(indent: str, attr: str, expr: str, shared: bool) -> None:
+        var = key_text(indent, attr, expr, shared)
         lines.append(f"{indent}item[{attr!r}] = {{'S': {var}}}")
         lines.append(f"{indent}t += len({var})")
 
@@ -476,9 +480,26 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
             key = f"{ph.field}:{ph.fmt}"
             if key not in primary:
                 primary[key] = render(ph, tpl, "    ")  # type: ignore[arg-type]
+    entries = [f"{table.type_attribute!r}: {{'S': {spec.type_name!r}}}"]
     for attr, tpl in ((spec.base.keys.pk, spec.base.pk), (spec.base.keys.sk, spec.base.sk)):
         if tpl is not None and attr:
-            key_line("    ", attr, assemble(tpl, primary), True)
+            var = key_text("    ", attr, assemble(tpl, primary), True)
+            entries.append(f"{attr!r}: {{'S': {var}}}")
+            gen.lengths.append(f"len({var})")
+
+    # A datetime rendered canonically for a primary key is the attribute's text as well.
+    reuse = {
+        name.split(":")[0]: var
+        for name, var in primary.items()
+        if name.endswith(":None")
+        and name.split(":")[0] in spec.cls.model_fields
+        and name.split(":")[0] != spec.ttl_field
+        and _is_datetime(spec.cls.model_fields[name.split(":")[0]].annotation)
+    }
+    # Fields that are always written go into the item's dict literal, built in one step.
+    literal, rest = gen.literal_fields(spec.codec.fields, src="d", reuse=reuse)
+    entries.extend(literal)
+    lines.append(f"    item = {{{', '.join(entries)}}}")
 
     for index in spec.indexes.values():
         conditions = []
@@ -512,17 +533,11 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
         if not templates:
             lines.append(f"{indent}pass")
 
-    # A datetime rendered canonically for a primary key is the attribute's text as well.
-    reuse = {
-        name.split(":")[0]: var
-        for name, var in primary.items()
-        if name.endswith(":None")
-        and name.split(":")[0] in spec.cls.model_fields
-        and name.split(":")[0] != spec.ttl_field
-        and _is_datetime(spec.cls.model_fields[name.split(":")[0]].annotation)
-    }
-    gen.encode_fields(spec.codec.fields, src="d", item="item", indent="    ", reuse=reuse)
-    lines.append(f"    n += 4 * t + {gen.static}")
+    gen.encode_fields(tuple(rest), src="d", item="item", indent="    ", reuse=reuse)
+    # Size bound: 4 bytes per character of text at most, exact sizes, fixed parts.
+    sized = "".join(f" + {expr}" for expr in gen.sized)
+    lengths = "".join(f" + {expr}" for expr in gen.lengths)
+    lines.append(f"    n += 4 * (t{lengths}){sized} + {gen.static}")
     # Over the size bound (or with extras): the exact check and the extras' encoding.
     finish = gen.bind(spec.finish_item, "_finish")
     extras = " or e.__pydantic_extra__" if spec.codec.allows_extra else ""
