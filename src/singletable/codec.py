@@ -509,7 +509,7 @@ class FieldPlan:
     """How one model field is stored: attribute name, validation input key, converter."""
 
     # Treated as immutable (not enforced).
-    __slots__ = ("absent", "attr", "converter", "input_key", "name", "nullable")
+    __slots__ = ("absent", "attr", "converter", "input_key", "name", "nullable", "required")
 
     def __init__(
         self,
@@ -522,6 +522,7 @@ class FieldPlan:
         # as such.
         absent: Literal["none", "empty_set"] | None = None,
         nullable: bool = True,
+        required: bool = False,
     ) -> None:
         self.name = name
         self.attr = attr
@@ -529,6 +530,7 @@ class FieldPlan:
         self.converter = converter
         self.absent = absent
         self.nullable = nullable
+        self.required = required
 
 
 def input_key_of(model: type[BaseModel], name: str) -> str:
@@ -596,6 +598,7 @@ class ModelCodec:
                     converter,
                     _absent_meaning(info, converter),
                     _nullable(info),
+                    info.is_required(),
                 )
             )
         self.fields: tuple[FieldPlan, ...] = tuple(plans)
@@ -828,6 +831,32 @@ class CodeGen:
                 self.lengths.append(f"len({value})")
             else:
                 self.sized.append(f"_value_size(item[{plan.attr!r}])")
+        return entries, rest
+
+    def literal_inputs(
+        self, fields: tuple[FieldPlan, ...], *, src: str
+    ) -> tuple[list[str], list[FieldPlan]]:
+        """Entries of a dict literal for the validation input of fields that are always stored
+        (required, their type excludes None; not a set, which may be left out), and the rest.
+        Fields with defaults stay out: items written before such a field existed lack it.
+
+        Reading them as ``item['a']['S']`` raises ``KeyError`` on an item written by someone
+        else without the field; the caller then takes the lenient path, where pydantic says
+        what is wrong.
+        """
+        entries: list[str] = []
+        rest: list[FieldPlan] = []
+        for plan in fields:
+            conv = plan.converter
+            if not plan.required or plan.nullable or conv.may_omit or conv.nested is not None:
+                rest.append(plan)
+                continue
+            av = f"{src}[{plan.attr!r}]"
+            if conv.decode_expr is not None:
+                expr = _with_value(conv.decode_expr, av, "av")
+            else:
+                expr = f"{self.bind(conv.decode, '_d')}({av})"
+            entries.append(f"{plan.input_key!r}: {expr}")
         return entries, rest
 
     def decode_fields(

@@ -560,8 +560,9 @@ def _generate_decode(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
         return lambda item: codec.validate(codec.decode_fields(item))
     gen = CodeGen()
     validate = gen.bind(codec.model.__pydantic_validator__.validate_python, "_validate")
-    gen.lines += ["def decode(item):", "    data = {}"]
-    gen.decode_fields(codec.fields, src="item", data="data", indent="    ")
+    literal, rest = gen.literal_inputs(codec.fields, src="item")
+    gen.lines += ["def decode(item):", f"    data = {{{', '.join(literal)}}}"]
+    gen.decode_fields(tuple(rest), src="item", data="data", indent="    ")
     if codec.allows_extra:
         # Extras are every attribute that is not a field, a key or the type tag.
         table = spec.table

@@ -381,3 +381,29 @@ def test_parse_key_gives_the_primary_key_fields_back() -> None:
     assert Order.parse_key({"PK": "CUSTOMER#42", "SK": f"ORDER#{T0_TEXT}#A1"})["order_id"] == "A1"
     with pytest.raises(KeyTemplateError):
         Order.parse_key({"PK": "CUSTOMER#42", "SK": "PROFILE"})
+
+
+def test_items_from_before_a_field_existed_still_decode() -> None:
+    from singletable import Entity, Table
+    from singletable.errors import ItemDecodeError
+
+    table = Table("Evolving")
+
+    class Account(Entity, table=table):
+        account_id: str
+        currency: str = "EUR"  # added after the first items were written
+
+        class Keys:
+            pk = "ACCOUNT#{account_id}"
+            sk = "ACCOUNT"
+
+    old = {
+        "_type": {"S": "Account"},
+        "PK": {"S": "ACCOUNT#1"},
+        "SK": {"S": "ACCOUNT"},
+        "account_id": {"S": "1"},
+    }
+    assert Account.from_item(old) == Account(account_id="1")
+    broken = {k: v for k, v in old.items() if k != "account_id"}
+    with pytest.raises(ItemDecodeError, match="account_id"):
+        Account.from_item(broken)
