@@ -39,6 +39,7 @@ from .errors import (
 )
 from .keys import SENTINEL, KeyTemplate, Placeholder, key_type_of
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
+from .record import FrozenRecord
 from .table import IndexKeys, Table
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 WhenSpec = Mapping[str, Any] | Callable[[Any], bool]
 
 
-class Index:
+class Index(FrozenRecord):
     """An index entry in ``class Keys``: templates plus an optional sparse condition.
 
     ``when={"status": Status.PENDING}`` (equality, or a tuple of allowed values) is preferred:
@@ -59,6 +60,7 @@ class Index:
     # A declaration: immutable (assignment raises AttributeError), equal by value, hashable
     # (when ``when`` is).
     __slots__ = ("pk", "sk", "when")
+    _fields = ("pk", "sk", "when")
 
     pk: str | None
     sk: str | None
@@ -70,26 +72,6 @@ class Index:
         object.__setattr__(self, "pk", pk)
         object.__setattr__(self, "sk", sk)
         object.__setattr__(self, "when", when)
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(pk={self.pk!r}, sk={self.sk!r}, when={self.when!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Index) and other.__class__ is self.__class__:
-            return (self.pk, self.sk, self.when) == (other.pk, other.sk, other.when)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.pk, self.sk, self.when))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[Index], tuple[Any, ...]]:
-        return (type(self), (self.pk, self.sk, self.when))  # copy and pickle: __init__
 
 
 class IndexSpec:

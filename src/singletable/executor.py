@@ -24,6 +24,7 @@ from botocore.exceptions import (
 from botocore.exceptions import ConnectionError as BotoConnectionError
 
 from .errors import InvalidRequestError, ServiceError, SingleTableError, TableNotFound
+from .record import FrozenRecord
 
 if TYPE_CHECKING:
     from botocore.config import Config
@@ -53,7 +54,7 @@ _METHODS = {
 }
 
 
-class CallInfo:
+class CallInfo(FrozenRecord):
     """What a hook receives for every request a repository sends."""
 
     # Immutable (assignment raises AttributeError) and equal by value.
@@ -65,6 +66,15 @@ class CallInfo:
         "params",
         "pattern",
         "retries",
+    )
+    _fields = (
+        "pattern",
+        "operation",
+        "params",
+        "duration",
+        "consumed_capacity",
+        "retries",
+        "error",
     )
 
     pattern: str | None
@@ -93,47 +103,11 @@ class CallInfo:
         object.__setattr__(self, "retries", retries)
         object.__setattr__(self, "error", error)
 
-    def _values(self) -> tuple[Any, ...]:
-        return (
-            self.pattern,
-            self.operation,
-            self.params,
-            self.duration,
-            self.consumed_capacity,
-            self.retries,
-            self.error,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(pattern={self.pattern!r}, operation={self.operation!r}, "
-            f"params={self.params!r}, duration={self.duration!r}, "
-            f"consumed_capacity={self.consumed_capacity!r}, retries={self.retries!r}, "
-            f"error={self.error!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, CallInfo) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[CallInfo], tuple[Any, ...]]:
-        return (type(self), self._values())  # copy and pickle: __init__, not setattr
-
 
 Hook = Callable[[CallInfo], None]
 
 
-class RetryPolicy:
+class RetryPolicy(FrozenRecord):
     """Retries the library itself performs: unprocessed batch items and transaction conflicts.
 
     Throttling and connection errors are retried by botocore (configure them on the client).
@@ -142,6 +116,7 @@ class RetryPolicy:
 
     # Immutable (assignment raises AttributeError), equal by value, hashable.
     __slots__ = ("base_delay", "max_attempts", "max_delay", "sleep")
+    _fields = ("max_attempts", "base_delay", "max_delay", "sleep")
 
     max_attempts: int
     base_delay: float
@@ -159,33 +134,6 @@ class RetryPolicy:
         object.__setattr__(self, "base_delay", base_delay)
         object.__setattr__(self, "max_delay", max_delay)
         object.__setattr__(self, "sleep", sleep)
-
-    def _values(self) -> tuple[Any, ...]:
-        return (self.max_attempts, self.base_delay, self.max_delay, self.sleep)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(max_attempts={self.max_attempts!r}, "
-            f"base_delay={self.base_delay!r}, max_delay={self.max_delay!r}, "
-            f"sleep={self.sleep!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, RetryPolicy) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[RetryPolicy], tuple[Any, ...]]:
-        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     def backoff(self, attempt: int) -> float:
         """Full-jitter exponential delay before retry number ``attempt`` (1-based)."""

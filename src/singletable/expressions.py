@@ -13,6 +13,7 @@ from typing import Any
 
 from .codec import Wire, encode_value
 from .errors import InvalidRequestError
+from .record import FrozenRecord, Record
 
 ValueEncoder = Callable[[str, Any], Wire]
 """Encodes the value compared with a path (``top-level field name``, value) -> wire value."""
@@ -20,12 +21,13 @@ ValueEncoder = Callable[[str, Any], Wire]
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
-class Param:
+class Param(FrozenRecord):
     """A value supplied at call time: ``Attr("total").gte(Param("min_total"))`` makes
     ``min_total=`` a keyword of the pattern."""
 
     # Immutable (assignment raises AttributeError), equal by name, hashable.
     __slots__ = ("name",)
+    _fields = ("name",)
 
     name: str
 
@@ -33,26 +35,6 @@ class Param:
         object.__setattr__(self, "name", name)
         if not self.name.isidentifier():
             raise InvalidRequestError(f"Param name {self.name!r} must be an identifier")
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(name={self.name!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Param) and other.__class__ is self.__class__:
-            return self.name == other.name
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.name,))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[Param], tuple[str]]:
-        return (type(self), (self.name,))  # copy and pickle: __init__, not setattr
 
 
 class ExpressionBuilder:
@@ -168,27 +150,11 @@ class Condition:
         return self.compile(CompileContext(_DescribingBuilder(), describing=True))
 
 
-class _Node(Condition):
+class _Node(Condition, Record):
     """A built-in condition: equal by value, hashable and shown like a dataclass, over the
     attributes named in ``_fields`` (in ``__init__`` order)."""
 
     __slots__ = ()
-    _fields: tuple[str, ...] = ()
-
-    def _values(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in self._fields)
-
-    def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
-        return f"{type(self).__qualname__}({inner})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, _Node) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
 
 
 class _Compare(_Node):

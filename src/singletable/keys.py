@@ -22,6 +22,7 @@ from decimal import Context, Decimal, InvalidOperation
 from typing import Any, Literal, Union
 
 from .errors import KeyDefinitionError, KeyTemplateError
+from .record import Record
 
 #: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
 SENTINEL = "\U0010ffff"
@@ -56,11 +57,12 @@ class KeyKind(enum.Enum):
     UUID = "uuid"
 
 
-class FieldKeyType:
+class FieldKeyType(Record):
     """What a template needs to know about a field's type."""
 
     # Treated as immutable (not enforced); equal by value, hashable.
     __slots__ = ("enum_type", "kind", "optional")
+    _fields = ("kind", "optional", "enum_type")
 
     def __init__(
         self, kind: KeyKind, optional: bool = False, enum_type: type[enum.Enum] | None = None
@@ -68,24 +70,6 @@ class FieldKeyType:
         self.kind = kind
         self.optional = optional
         self.enum_type = enum_type
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(kind={self.kind!r}, optional={self.optional!r}, "
-            f"enum_type={self.enum_type!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, FieldKeyType) and other.__class__ is self.__class__:
-            return (self.kind, self.optional, self.enum_type) == (
-                other.kind,
-                other.optional,
-                other.enum_type,
-            )
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.kind, self.optional, self.enum_type))
 
     @property
     def label(self) -> str:
@@ -316,31 +300,22 @@ class Placeholder:
         self.extent = extent
 
 
-class Bound:
+class Bound(Record):
     # Treated as immutable (not enforced); equal by value, hashable.
     __slots__ = ("inclusive", "value")
+    _fields = ("value", "inclusive")
 
     def __init__(self, value: str, inclusive: bool) -> None:
         self.value = value
         self.inclusive = inclusive
 
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(value={self.value!r}, inclusive={self.inclusive!r})"
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Bound) and other.__class__ is self.__class__:
-            return (self.value, self.inclusive) == (other.value, other.inclusive)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.value, self.inclusive))
-
-
-class SortCondition:
+class SortCondition(Record):
     """One sort-key condition: ``=``, ``begins_with``, a single comparison or ``BETWEEN``."""
 
     # Treated as immutable (not enforced); equal by value, hashable.
     __slots__ = ("op", "values")
+    _fields = ("op", "values")
 
     def __init__(
         self,
@@ -349,17 +324,6 @@ class SortCondition:
     ) -> None:
         self.op = op
         self.values = values
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}(op={self.op!r}, values={self.values!r})"
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, SortCondition) and other.__class__ is self.__class__:
-            return (self.op, self.values) == (other.op, other.values)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.op, self.values))
 
 
 class KeyTemplate:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from .record import Record
 
-class Marker:
+
+class Marker(Record):
     """Base class of field markers."""
 
     # Markers hold no data: no slots makes them immutable. Two markers of one type are equal
@@ -13,17 +15,6 @@ class Marker:
     @property
     def label(self) -> str:
         return f"{type(self).__name__}()"
-
-    def __repr__(self) -> str:
-        return f"{type(self).__qualname__}()"
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return True
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(type(self))
 
 
 class Version(Marker):

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .errors import InvalidCursor, MultipleResultsError
+from .record import FrozenRecord
 
 if TYPE_CHECKING:
     from .entity import Entity
@@ -87,11 +88,12 @@ class Collection:
         return f"Collection({inner or 'empty'}, {'more' if self.cursor else 'end'})"
 
 
-class KeyRef(Generic[E]):
+class KeyRef(FrozenRecord, Generic[E]):
     """A typed reference to an item (from a KEYS_ONLY index); usable in ``batch_get``."""
 
     # Immutable (assignment raises AttributeError) and equal by value.
     __slots__ = ("entity", "fields", "key")
+    _fields = ("entity", "key", "fields")
 
     entity: type[E]
     key: Mapping[str, Any]
@@ -103,23 +105,6 @@ class KeyRef(Generic[E]):
         object.__setattr__(self, "entity", entity)
         object.__setattr__(self, "key", key)
         object.__setattr__(self, "fields", {} if fields is None else fields)
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, KeyRef) and other.__class__ is self.__class__:
-            return (self.entity, self.key, self.fields) == (other.entity, other.key, other.fields)
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash((self.entity, self.key, self.fields))
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[KeyRef[E]], tuple[Any, ...]]:
-        return (type(self), (self.entity, self.key, self.fields))  # copy and pickle: __init__
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())

@@ -37,6 +37,7 @@ from .errors import (
 from .expressions import CompileContext, Condition, ExpressionBuilder
 from .keys import CALL_KEYWORDS, SENTINEL, KeyTemplate, SortCondition
 from .paging import Collection, KeyRef, Page, binding_of
+from .record import FrozenRecord
 from .table import IndexKeys, Table
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ _SORT_EXPRESSIONS = {
 }
 
 
-class ExplainRow:
+class ExplainRow(FrozenRecord):
     """One line of the access-pattern table: what a pattern sends."""
 
     # Immutable (assignment raises AttributeError), equal by value, hashable.
@@ -75,6 +76,17 @@ class ExplainRow:
         "operation",
         "order",
         "pattern",
+    )
+    _fields = (
+        "pattern",
+        "operation",
+        "index",
+        "key_condition",
+        "entity_types",
+        "order",
+        "filter",
+        "consistent",
+        "notes",
     )
 
     pattern: str
@@ -108,45 +120,6 @@ class ExplainRow:
         object.__setattr__(self, "filter", filter)
         object.__setattr__(self, "consistent", consistent)
         object.__setattr__(self, "notes", notes)
-
-    def _values(self) -> tuple[Any, ...]:
-        return (
-            self.pattern,
-            self.operation,
-            self.index,
-            self.key_condition,
-            self.entity_types,
-            self.order,
-            self.filter,
-            self.consistent,
-            self.notes,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(pattern={self.pattern!r}, "
-            f"operation={self.operation!r}, index={self.index!r}, "
-            f"key_condition={self.key_condition!r}, entity_types={self.entity_types!r}, "
-            f"order={self.order!r}, filter={self.filter!r}, consistent={self.consistent!r}, "
-            f"notes={self.notes!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, ExplainRow) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[ExplainRow], tuple[Any, ...]]:
-        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)

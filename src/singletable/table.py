@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import ModelDefinitionError
+from .record import FrozenRecord, Record
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -25,7 +26,7 @@ def _projection_dict(projection: ProjectionSpec) -> dict[str, Any]:
     )
 
 
-class GSI:
+class GSI(FrozenRecord):
     """A global secondary index.
 
     ``name`` is the handle used in ``Keys`` and patterns; ``index_name`` is the physical
@@ -34,6 +35,7 @@ class GSI:
 
     # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
     __slots__ = ("index_name", "name", "pk", "projection", "sk")
+    _fields = ("name", "pk", "sk", "projection", "index_name")
 
     name: str
     pk: str
@@ -55,32 +57,6 @@ class GSI:
         object.__setattr__(self, "projection", projection)
         object.__setattr__(self, "index_name", index_name)
 
-    def _values(self) -> tuple[Any, ...]:
-        return (self.name, self.pk, self.sk, self.projection, self.index_name)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
-            f"projection={self.projection!r}, index_name={self.index_name!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, GSI) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[GSI], tuple[Any, ...]]:
-        return (type(self), self._values())  # copy and pickle: __init__, not setattr
-
     @property
     def physical_name(self) -> str:
         return self.index_name or self.name
@@ -94,11 +70,12 @@ class GSI:
         return False
 
 
-class LSI:
+class LSI(FrozenRecord):
     """A local secondary index: same partition key as the table, another sort key attribute."""
 
     # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
     __slots__ = ("index_name", "name", "projection", "sk")
+    _fields = ("name", "sk", "projection", "index_name")
 
     name: str
     sk: str
@@ -117,32 +94,6 @@ class LSI:
         object.__setattr__(self, "projection", projection)
         object.__setattr__(self, "index_name", index_name)
 
-    def _values(self) -> tuple[Any, ...]:
-        return (self.name, self.sk, self.projection, self.index_name)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(name={self.name!r}, sk={self.sk!r}, "
-            f"projection={self.projection!r}, index_name={self.index_name!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, LSI) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[LSI], tuple[Any, ...]]:
-        return (type(self), self._values())  # copy and pickle: __init__, not setattr
-
     @property
     def physical_name(self) -> str:
         return self.index_name or self.name
@@ -159,11 +110,12 @@ class LSI:
 SecondaryIndex = GSI | LSI
 
 
-class IndexKeys:
+class IndexKeys(Record):
     """Resolved key attribute names of the table or one of its indexes."""
 
     # Built by Table; treated as immutable (not enforced). Equal by value, hashable.
     __slots__ = ("local", "name", "physical_name", "pk", "projection_type", "sk")
+    _fields = ("name", "pk", "sk", "projection_type", "physical_name", "local")
 
     def __init__(
         self,
@@ -180,24 +132,6 @@ class IndexKeys:
         self.projection_type = projection_type
         self.physical_name = physical_name
         self.local = local
-
-    def _values(self) -> tuple[Any, ...]:
-        return (self.name, self.pk, self.sk, self.projection_type, self.physical_name, self.local)
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
-            f"projection_type={self.projection_type!r}, physical_name={self.physical_name!r}, "
-            f"local={self.local!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, IndexKeys) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
 
 
 class Table:

@@ -17,6 +17,7 @@ from .errors import (
     SingleTableError,
     TransactionCanceled,
 )
+from .record import FrozenRecord
 from .writes import WriteOp
 
 if TYPE_CHECKING:
@@ -32,11 +33,12 @@ MAX_OPERATIONS = 100
 MAX_BYTES = 4 * 1024 * 1024
 
 
-class CancellationReason:
+class CancellationReason(FrozenRecord):
     """Why one operation of a cancelled transaction failed (or ``code`` None if it did not)."""
 
     # Immutable (assignment raises AttributeError) and equal by value.
     __slots__ = ("code", "entity_type", "error", "index", "item", "key", "kind", "message")
+    _fields = ("index", "kind", "entity_type", "key", "code", "message", "item", "error")
 
     index: int
     kind: str
@@ -66,42 +68,6 @@ class CancellationReason:
         object.__setattr__(self, "message", message)
         object.__setattr__(self, "item", item)
         object.__setattr__(self, "error", error)
-
-    def _values(self) -> tuple[Any, ...]:
-        return (
-            self.index,
-            self.kind,
-            self.entity_type,
-            self.key,
-            self.code,
-            self.message,
-            self.item,
-            self.error,
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"{type(self).__qualname__}(index={self.index!r}, kind={self.kind!r}, "
-            f"entity_type={self.entity_type!r}, key={self.key!r}, code={self.code!r}, "
-            f"message={self.message!r}, item={self.item!r}, error={self.error!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, CancellationReason) and other.__class__ is self.__class__:
-            return self._values() == other._values()
-        return NotImplemented
-
-    def __hash__(self) -> int:
-        return hash(self._values())
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}")
-
-    def __reduce__(self) -> tuple[type[CancellationReason], tuple[Any, ...]]:
-        return (type(self), self._values())  # copy and pickle: __init__, not setattr
 
     @property
     def failed(self) -> bool:
