@@ -26,7 +26,24 @@ def _projection_dict(projection: ProjectionSpec) -> dict[str, Any]:
     )
 
 
-class GSI(FrozenRecord):
+class _IndexDeclaration(FrozenRecord):
+    """What GSI and LSI declarations share."""
+
+    __slots__ = ()
+    name: str
+    projection: ProjectionSpec
+    index_name: str | None
+
+    @property
+    def physical_name(self) -> str:
+        return self.index_name or self.name
+
+    @property
+    def projection_type(self) -> str:
+        return str(_projection_dict(self.projection)["ProjectionType"])
+
+
+class GSI(_IndexDeclaration):
     """A global secondary index.
 
     ``name`` is the handle used in ``Keys`` and patterns; ``index_name`` is the physical
@@ -58,19 +75,11 @@ class GSI(FrozenRecord):
         object.__setattr__(self, "index_name", index_name)
 
     @property
-    def physical_name(self) -> str:
-        return self.index_name or self.name
-
-    @property
-    def projection_type(self) -> str:
-        return str(_projection_dict(self.projection)["ProjectionType"])
-
-    @property
     def is_local(self) -> bool:
         return False
 
 
-class LSI(FrozenRecord):
+class LSI(_IndexDeclaration):
     """A local secondary index: same partition key as the table, another sort key attribute."""
 
     # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
@@ -93,14 +102,6 @@ class LSI(FrozenRecord):
         object.__setattr__(self, "sk", sk)
         object.__setattr__(self, "projection", projection)
         object.__setattr__(self, "index_name", index_name)
-
-    @property
-    def physical_name(self) -> str:
-        return self.index_name or self.name
-
-    @property
-    def projection_type(self) -> str:
-        return str(_projection_dict(self.projection)["ProjectionType"])
 
     @property
     def is_local(self) -> bool:
