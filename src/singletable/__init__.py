@@ -6,7 +6,7 @@ Declare a :class:`Table`, entities (pydantic models with key templates) and a
 
 from .entity import Entity, Index
 from .errors import SingleTableError
-from .executor import CallInfo, RetryPolicy
+from .executor import CallInfo, RetryPolicy, client_config
 from .expressions import Attr, Condition, Param
 from .markers import CreatedAt, Unique, UpdatedAt, Version
 from .paging import Collection, KeyRef, Page
@@ -41,6 +41,7 @@ __all__ = [
     "UpdatedAt",
     "Version",
     "__version__",
+    "client_config",
     "collection",
     "get",
     "query",
