@@ -148,3 +148,17 @@ def test_throttling_goes_through_botocore_retries(backend: Any, make_repo: Any) 
     assert injected["sent"] == 2
     assert calls[-1].operation == "GetItem" and calls[-1].retries == 2
     assert calls[-1].pattern == "product"
+
+
+def test_backoff_uses_time_sleep_by_default(
+    make_repo: Any, client: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    slept: list[float] = []
+    monkeypatch.setattr(time, "sleep", slept.append)
+    store: Store = make_repo(Store, shop)  # default RetryPolicy
+    withhold_batch_requests(client, "BatchWriteItem", times=2, withhold=1)
+    store.batch_put([product(f"p{i}") for i in range(3)])
+    assert len(slept) == 2
+    assert product_keys(store) == {"PRODUCT#p0", "PRODUCT#p1", "PRODUCT#p2"}

@@ -538,3 +538,24 @@ def test_guard_moved_by_update_keeps_the_ttl(store: Store) -> None:
     store.update(Invite, invite_id="i1", set={"code": "NEWER"})
     guards = {k[0]: v for k, v in table_items(store).items() if k[0].startswith("__unique__")}
     assert guards["__unique__#INVITE#code#NEWER"]["expires_at"] == expected
+
+
+@transactions  # Customer has a Unique() field: its put is a transaction
+def test_put_of_a_new_versioned_entity_requires_the_item_to_be_absent(store: Store) -> None:
+    store.batch_put([Customer(customer_id="7", name="Old", email="o@x.io")], unsafe=True)
+    before = table_items(store)
+    with pytest.raises(VersionConflict):
+        store.put(Customer(customer_id="7", name="New", email="o@x.io"))  # version 0: new
+    assert table_items(store) == before
+
+
+@transactions
+def test_guard_reasons_carry_the_entity_type_and_guard_key(store: Store) -> None:
+    store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    with pytest.raises(TransactionCanceled) as caught, store.transaction() as tx:
+        tx.create(Customer(customer_id="2", name="Bob", email="ann@example.com"))
+    entity_op, guard_op = caught.value.reasons
+    assert (entity_op.kind, entity_op.entity_type, entity_op.code) == ("create", "CUSTOMER", None)
+    assert (guard_op.kind, guard_op.entity_type) == ("guard_put", "CUSTOMER")
+    assert guard_op.code == "ConditionalCheckFailed" and "ann@example.com" in guard_op.key
+    assert isinstance(guard_op.error, UniqueConstraintViolation)

@@ -111,7 +111,8 @@ class RetryPolicy(FrozenRecord):
     """Retries the library itself performs: unprocessed batch items and transaction conflicts.
 
     Throttling and connection errors are retried by botocore (configure them on the client).
-    ``sleep`` is the seam tests patch and an async executor replaces.
+    ``sleep`` is the seam tests patch and an async executor replaces; by default it is
+    ``time.sleep``, looked up when the policy waits (so patching ``time.sleep`` works too).
     """
 
     # Immutable (assignment raises AttributeError), equal by value, hashable.
@@ -121,14 +122,14 @@ class RetryPolicy(FrozenRecord):
     max_attempts: int
     base_delay: float
     max_delay: float
-    sleep: Callable[[float], None]
+    sleep: Callable[[float], None] | None
 
     def __init__(
         self,
         max_attempts: int = 8,
         base_delay: float = 0.05,
         max_delay: float = 2.0,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         object.__setattr__(self, "max_attempts", max_attempts)
         object.__setattr__(self, "base_delay", base_delay)
@@ -141,7 +142,7 @@ class RetryPolicy(FrozenRecord):
         return random.uniform(0, ceiling)
 
     def wait(self, attempt: int) -> None:
-        self.sleep(self.backoff(attempt))
+        (self.sleep or time.sleep)(self.backoff(attempt))
 
 
 def client_config() -> Config:

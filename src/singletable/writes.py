@@ -304,7 +304,7 @@ def guard_put(
         )
 
     return WriteOp(
-        "guard_put", "PutItem", spec, GUARD_TYPE, key, params, f"unique {field_name}", fail
+        "guard_put", "PutItem", spec, spec.type_name, key, params, f"unique {field_name}", fail
     )
 
 
@@ -328,7 +328,14 @@ def guard_delete(
         )
 
     return WriteOp(
-        "guard_delete", "DeleteItem", spec, GUARD_TYPE, key, params, f"unique {field_name}", fail
+        "guard_delete",
+        "DeleteItem",
+        spec,
+        spec.type_name,
+        key,
+        params,
+        f"unique {field_name}",
+        fail,
     )
 
 
@@ -424,7 +431,12 @@ def compile_put(
     expected_version = None
     if spec.version_field:
         expected_version = getattr(entity, spec.version_field) - 1
-        conditions.append(_version_condition(spec, expected_version))
+        if expected_version == 0:
+            # Version 0 is an entity never stored: the item must be absent (or expired).
+            ttl_attr = spec.table.ttl_attribute if spec.ttl_field else None
+            conditions.append(_absent_condition(spec.table.pk, ttl_attr, ctx))
+        else:
+            conditions.append(_version_condition(spec, expected_version))
     guards: list[WriteOp] = []
     if spec.unique_fields and previous_known:
         ttl = _ttl_wire(spec, item)
