@@ -142,7 +142,7 @@ class RetryPolicy(FrozenRecord):
         return random.uniform(0, ceiling)
 
     def wait(self, attempt: int) -> None:
-        (self.sleep or time.sleep)(self.backoff(attempt))
+        (time.sleep if self.sleep is None else self.sleep)(self.backoff(attempt))
 
 
 def client_config() -> Config:
