@@ -798,7 +798,12 @@ class CodeGen:
     _NONE_SAFE_EXPRS = frozenset({"{'BOOL': v}", "{'S': str(v)}"})
 
     def literal_fields(
-        self, fields: tuple[FieldPlan, ...], *, src: str, reuse: Mapping[str, str]
+        self,
+        fields: tuple[FieldPlan, ...],
+        *,
+        src: str,
+        reuse: Mapping[str, str],
+        prelude: list[str] | None = None,
     ) -> tuple[list[str], list[FieldPlan]]:
         """Entries of a dict literal for the fields that can never be left out, and the rest.
 
@@ -806,6 +811,8 @@ class CodeGen:
         the item's dict literal with no None check: its conversion (or the length taken for the
         size bound) raises on a None assigned after validation, and the caller's error path
         names the field. Building the item as one literal is what keeps encoding cheap.
+        ``reuse`` maps fields to variables already holding their text (rendered for a key); a
+        value an expression reads more than once is first bound to a local in ``prelude``.
         """
         entries: list[str] = []
         rest: list[FieldPlan] = []
@@ -816,13 +823,19 @@ class CodeGen:
                 rest.append(plan)
                 continue
             if plan.name in reuse:
-                entries.append(f"{plan.attr!r}: {{'S': {reuse[plan.name]}}}")
-                self.static += len(plan.attr.encode()) + 32
+                text = reuse[plan.name]
+                entries.append(f"{plan.attr!r}: {{'S': {text}}}")
+                self.static += len(plan.attr.encode())
+                self.lengths.append(f"len({text})")
                 continue
             expr = conv.encode_expr
             if expr is None or expr in self._NONE_SAFE_EXPRS:
                 rest.append(plan)
                 continue
+            if prelude is not None and len(re.findall(r"\bv\b", expr)) > 1:
+                local = f"w{len(prelude)}"
+                prelude.append(f"{local} = {value}")
+                value = local
             entries.append(f"{plan.attr!r}: {_with_value(expr, value)}")
             self.static += len(plan.attr.encode())
             if conv.max_size is not None:

@@ -19,6 +19,9 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
 from .codec import (
+    _ENUM_S as _ENUM_TEXT,
+)
+from .codec import (
     MAX_ITEM_BYTES,
     CodeGen,
     Converter,
@@ -469,42 +472,66 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
             entries.append(f"{attr!r}: {{'S': {var}}}")
             gen.lengths.append(f"len({var})")
 
-    # A datetime rendered canonically for a primary key is the attribute's text as well.
-    reuse = {
-        name.split(":")[0]: var
-        for name, var in primary.items()
-        if name.endswith(":None")
-        and name.split(":")[0] in spec.cls.model_fields
-        and name.split(":")[0] != spec.ttl_field
-        and _is_datetime(spec.cls.model_fields[name.split(":")[0]].annotation)
-    }
+    base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
+    nullable = {p.name for p in spec.codec.fields if p.nullable}
+    rendered = dict(primary)  # placeholders rendered unconditionally (always defined)
+    conditional = []
+    for index in spec.indexes.values():
+        templates = [
+            (attr, tpl)
+            for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
+            if tpl is not None and attr and attr not in base_attrs  # written with the table key
+        ]
+        fields = {f for _, tpl in templates for f in tpl.fields}
+        if index.sparse or fields & (nullable | set(spec.computed_in_keys)):
+            conditional.append((index, templates))
+            continue
+        # Every item is in this index: its keys go into the item's literal too.
+        for _, tpl in templates:
+            for ph in tpl.placeholders:
+                key = f"{ph.field}:{ph.fmt}"
+                if key not in rendered:
+                    rendered[key] = render(ph, tpl, "    ")
+        for attr, tpl in templates:
+            var = key_text("    ", attr, assemble(tpl, rendered), True)
+            entries.append(f"{attr!r}: {{'S': {var}}}")
+            gen.lengths.append(f"len({var})")
+
+    # A field's key text is its attribute text too (canonical datetimes, str and str Enums).
+    reuse = {}
+    for name, var in rendered.items():
+        fname, _, fmt = name.partition(":")
+        plan = next((p for p in spec.codec.fields if p.name == fname), None)
+        if fmt != "None" or plan is None or fname == spec.ttl_field:
+            continue
+        # (Escaped key text is not the attribute's text.)
+        wire_text = plan.converter.encode_expr in ("{'S': v}", _ENUM_TEXT)
+        if (wire_text and table.key_values != "escape") or _is_datetime(
+            spec.cls.model_fields[fname].annotation
+        ):
+            reuse[fname] = var
     # Fields that are always written go into the item's dict literal, built in one step.
-    literal, rest = gen.literal_fields(spec.codec.fields, src="d", reuse=reuse)
+    prelude: list[str] = []
+    literal, rest = gen.literal_fields(spec.codec.fields, src="d", reuse=reuse, prelude=prelude)
     entries.extend(literal)
+    lines.extend(f"    {line}" for line in prelude)
     lines.append(f"    item = {{{', '.join(entries)}}}")
 
-    for index in spec.indexes.values():
+    for index, templates in conditional:
         conditions = []
         if index.when is not None:
             for fname, allowed in index.when.items():
                 conditions.append(f"d[{fname!r}] in {gen.bind(allowed, '_when')}")
         if index.when_callable is not None:
             conditions.append(f"{gen.bind(index.when_callable, '_when')}(e)")
-        base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
-        templates = [
-            (attr, tpl)
-            for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
-            if tpl is not None and attr and attr not in base_attrs  # written with the table key
-        ]
-        rendered_fields = {name.split(":")[0] for name in primary}
         for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
-            if fname not in rendered_fields:  # primary-key fields are never None here
+            if fname not in {n.split(":")[0] for n in rendered}:  # rendered ones are not None
                 conditions.append(f"d[{fname!r}] is not None")
         indent = "    "
         if conditions:
             lines.append(f"    if {' and '.join(conditions)}:")
             indent = "        "
-        names = dict(primary)
+        names = dict(rendered)
         for _, tpl in templates:
             for ph in tpl.placeholders:
                 key = f"{ph.field}:{ph.fmt}"
