@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
+from moto_fixtures import NOW, Clock, create_table
 
 from singletable import Entity, Repository
 from singletable.lint import explain_markdown
-from singletable.table import wait_until_active
 
 if TYPE_CHECKING:
     from moto_fixtures.backends import Backend
@@ -21,22 +20,7 @@ if TYPE_CHECKING:
 
 R = TypeVar("R", bound=Repository)
 
-NOW = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
-
-
-class Clock:
-    """A settable clock for ``Repository(clock=...)``: TTL expiry and timestamps follow it."""
-
-    def __init__(self, now: datetime = NOW) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+__all__ = ["NOW", "Clock", "readme_table", "run_example_calls"]
 
 
 @pytest.fixture
@@ -47,13 +31,8 @@ def make_repo(
 
     def make(repo_cls: type[R], **options: Any) -> R:
         options.setdefault("clock", clock)
-        probe = repo_cls(client=client, table_name="unused")  # construction sends nothing
-        name = f"{table_name}-{probe.table.name}"
-        if "ttl_api" in backend.features:
-            probe.table.create(client, table_name=name)
-        else:  # dynalite has no UpdateTimeToLive; expiry is decided client-side anyway
-            client.create_table(**probe.table.create_table_params(name))
-            wait_until_active(client, name)
+        name = f"{table_name}-{repo_cls.table.name}"
+        create_table(backend, client, repo_cls.table, name)
         return repo_cls(client=client, table_name=name, **options)
 
     return make

@@ -6,5 +6,15 @@ to any boto3 DynamoDB client.
 
 from .backends import ALL_FEATURES, Backend, features_for
 from .recorder import RequestRecorder, record
+from .tables import NOW, Clock, create_table
 
-__all__ = ["ALL_FEATURES", "Backend", "RequestRecorder", "features_for", "record"]
+__all__ = [
+    "ALL_FEATURES",
+    "NOW",
+    "Backend",
+    "Clock",
+    "RequestRecorder",
+    "create_table",
+    "features_for",
+    "record",
+]

@@ -47,6 +47,7 @@ from .backends import (
 )
 from .divergences import KNOWN_DIVERGENCES
 from .recorder import RequestRecorder, record
+from .tables import Clock
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -313,3 +314,9 @@ def recorder(client: DynamoDBClient) -> Iterator[RequestRecorder]:
 def table_name(backend: Backend) -> str:
     """A table name safe on this backend (unique per test on ``endpoint``)."""
     return backend.table_name()
+
+
+@pytest.fixture
+def clock() -> Clock:
+    """A settable clock (starts at ``moto_fixtures.tables.NOW``) for ``Repository(clock=...)``."""
+    return Clock()

@@ -3,36 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from moto_fixtures.backends import Backend
+from moto_fixtures import NOW, Backend, Clock, create_table
 
 from singletable import Repository, Table
-from singletable.table import wait_until_active
 
 from .models import Leaderboard, Shop, Store, game, shop
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-NOW = datetime(2026, 6, 15, 12, 0, tzinfo=timezone.utc)
-
-
-class Clock:
-    """A settable clock for repositories (TTL and timestamps are reproducible)."""
-
-    def __init__(self, now: datetime = NOW) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
+__all__ = ["NOW"]  # the clock's start, for the test modules
 
 
 @pytest.fixture
@@ -46,11 +29,7 @@ def make_repo(
     def make(repo_cls: type[Repository], table: Table, **options: Any) -> Any:
         name = f"{table_name}-{table.name}"
         if name not in created:
-            if "ttl_api" in backend.features:
-                table.create(client, table_name=name)
-            else:  # dynalite: no UpdateTimeToLive (expiry is checked client-side anyway)
-                client.create_table(**table.create_table_params(name))
-                wait_until_active(client, name)
+            create_table(backend, client, table, name)
             created.add(name)
         options.setdefault("clock", clock)
         return repo_cls(client=client, table_name=name, **options)

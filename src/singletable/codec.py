@@ -602,7 +602,6 @@ class ModelCodec:
                 )
             )
         self.fields: tuple[FieldPlan, ...] = tuple(plans)
-        self._decode_plan = tuple((p.attr, p.input_key, p.converter.decode) for p in plans)
         self.allows_extra = model.model_config.get("extra") == "allow"
         self._validate_python = model.__pydantic_validator__.validate_python
         self._encode_into, self.decode_fields = _generate(self.fields)

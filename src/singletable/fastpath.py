@@ -176,7 +176,20 @@ def _attribute_map(value: Any, depth: int = 0) -> Any:
     """A map of attribute name to ``AttributeValue`` (an item, a key, ``M``)."""
     if type(value) is not dict or depth > _MAX_DEPTH:
         raise _Decline
-    for key, av in value.items():
+    return _members(value, value.items(), depth)
+
+
+def _attribute_list(value: Any, depth: int) -> Any:
+    """An ``L`` value: a list of ``AttributeValue`` (``null`` elements stay ``None``)."""
+    if type(value) is not list or depth > _MAX_DEPTH:
+        raise _Decline
+    return _members(value, enumerate(value), depth)
+
+
+def _members(container: Any, members: Any, depth: int) -> Any:
+    """Convert the ``AttributeValue`` members of a map or list in place (existing keys only,
+    so iterating while assigning is safe)."""
+    for key, av in members:
         # The commonest members inline (same rules as _attribute_value, measurably faster).
         if type(av) is dict and len(av) == 1:
             if "S" in av:
@@ -194,33 +207,8 @@ def _attribute_map(value: Any, depth: int = 0) -> Any:
                 continue
         converted = _attribute_value(av, depth)
         if converted is not av:
-            value[key] = converted
-    return value
-
-
-def _attribute_list(value: Any, depth: int) -> Any:
-    """An ``L`` value: a list of ``AttributeValue`` (``null`` elements stay ``None``)."""
-    if type(value) is not list or depth > _MAX_DEPTH:
-        raise _Decline
-    for i, av in enumerate(value):
-        if type(av) is dict and len(av) == 1:  # as in _attribute_map
-            if "S" in av:
-                if av["S"] is not None:
-                    continue
-            elif "N" in av:
-                if av["N"] is not None:
-                    continue
-            elif "M" in av:
-                if type(av["M"]) is dict:
-                    _attribute_map(av["M"], depth + 1)
-                    continue
-            elif "L" in av and type(av["L"]) is list:
-                _attribute_list(av["L"], depth + 1)
-                continue
-        converted = _attribute_value(av, depth)
-        if converted is not av:
-            value[i] = converted
-    return value
+            container[key] = converted
+    return container
 
 
 def _attribute_value_top(value: Any) -> Any:

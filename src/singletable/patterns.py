@@ -24,7 +24,7 @@ from typing import (
 
 from typing_extensions import Self
 
-from .batch import batch_get_items
+from .batch import batch_get_items, key_identity
 from .entity import Entity, EntitySpec, spec_of
 from .errors import (
     InvalidCursor,
@@ -390,6 +390,10 @@ class _KeyedPattern(Pattern):
                 f"{where}: Param({sorted(clash)[0]!r}) clashes with a key field or call keyword"
             )
 
+    def _default_sort(self) -> SortCondition | None:
+        """The sort-key condition when the pattern has no sort-key template (collections)."""
+        return None
+
     def _sk_fields(self) -> set[str]:
         return set(self.plan.sk.fields) if self.plan.sk else set()
 
@@ -488,6 +492,8 @@ class _KeyedPattern(Pattern):
                     value = spec.coerce(field, value)
                 lookup = (field, op, value)
             sort = plan.sk.sort_condition(coerced, lookup)
+        else:
+            sort = self._default_sort()
         params = self._request(repo, pk_text, sort, limit, filter_values)
         compiled = CompiledQuery(
             params,
@@ -811,8 +817,6 @@ class QueryPattern(_KeyedPattern, Generic[T]):
         ttl_attr = table.ttl_attribute if spec.ttl_field else None
         now = repo.now_epoch() if ttl_attr else 0
         entities = []
-        from .batch import key_identity
-
         for key in keys:
             item = found.get(key_identity(key, key_attrs))
             if item is None or _is_expired(item, ttl_attr, now):
@@ -980,15 +984,10 @@ class CollectionPattern(_KeyedPattern):
             text += f" AND begins_with({keys.sk}, {self.prefix})"
         return text
 
-    def compile(self, repo: Repository, kwargs: dict[str, Any]) -> CompiledQuery:
-        compiled = super().compile(repo, kwargs)
+    def _default_sort(self) -> SortCondition | None:
         if self.prefix and self.plan.keys.sk:
-            params = compiled.params
-            params["KeyConditionExpression"] = "#pk = :pk AND begins_with(#sk, :sk)"
-            params["ExpressionAttributeNames"]["#sk"] = self.plan.keys.sk
-            params["ExpressionAttributeValues"][":sk"] = {"S": self.prefix}
-            compiled.sort = SortCondition("begins_with", (self.prefix,))
-        return compiled
+            return SortCondition("begins_with", (self.prefix,))  # the types' common literal
+        return None
 
     def explain(self) -> ExplainRow:
         return ExplainRow(

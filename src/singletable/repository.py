@@ -30,8 +30,10 @@ from .writes import (
     compile_delete,
     compile_put,
     compile_update,
+    exists_check,
     guard_delete,
     guard_put,
+    live_entity,
     stamped,
     unchanged_condition,
     validated,
@@ -56,6 +58,8 @@ class Repository:
     class attributes. Construct with a boto3 DynamoDB client; construction sends nothing."""
 
     __singletable_table__: ClassVar[Table]
+    table: ClassVar[Table]
+    """The table this repository class is declared on (also readable on the class)."""
     __patterns__: ClassVar[dict[str, Pattern | DeclaredPattern[Any, Any]]] = {}
 
     def __init_subclass__(cls, table: Table | None = None, **kwargs: Any) -> None:
@@ -66,6 +70,7 @@ class Repository:
                     f"{cls.__qualname__}: table= must be a singletable Table, got {table!r}"
                 )
             cls.__singletable_table__ = table
+            cls.table = table
         if "__singletable_table__" not in dir(cls):
             raise ModelDefinitionError(
                 f"{cls.__qualname__} needs a table: class {cls.__qualname__}(Repository, "
@@ -77,7 +82,7 @@ class Repository:
                 if isinstance(value, (Pattern, DeclaredPattern)):
                     patterns[name] = value
         for name, pattern in patterns.items():
-            if name in dir(Repository):
+            if name in dir(Repository) or name == "table":
                 raise ModelDefinitionError(
                     f"{cls.__qualname__}.{name}: the pattern name shadows Repository.{name}; "
                     "rename it"
@@ -98,7 +103,6 @@ class Repository:
     ) -> None:
         if not isinstance(default_limit, int) or default_limit < 1:
             raise InvalidRequestError("default_limit must be a positive int")
-        self.table: Table = type(self).__singletable_table__
         self.table_name = table_name or self.table.name
         self.default_limit = default_limit
         self.clock = clock or _utc_now
@@ -184,9 +188,7 @@ class Repository:
         response = self._executor.call(
             "GetItem", {"TableName": self.table_name, "Key": key, "ConsistentRead": True}
         )
-        from .writes import _decode_or_none
-
-        return _decode_or_none(spec, response.get("Item"), self._write_context())
+        return live_entity(spec, response.get("Item"), self._write_context())
 
     def _create_op(self, entity: Any, condition: Condition | None) -> WriteOp:
         spec = self._spec(entity)
@@ -282,8 +284,6 @@ class Repository:
         key_fields = {n: getattr(target, n) for n in spec.primary_fields}
         if not set_values and not removing and not (spec.version_field or spec.updated_field):
             # Nothing to write: the update only asserts that the item (still) exists.
-            from .writes import exists_check
-
             return exists_check(spec, ctx, primary_key, condition), merged
         op = compile_update(
             spec,
@@ -383,9 +383,7 @@ class Repository:
         response = self._send(op, "delete")
         if op.guards:
             return holder
-        from .writes import _decode_or_none
-
-        return _decode_or_none(spec, response.get("Attributes"), self._write_context())
+        return live_entity(spec, response.get("Attributes"), self._write_context())
 
     def _condition_check_op(
         self, target: Any, keys: Mapping[str, Any], condition: Condition
@@ -468,11 +466,9 @@ class Repository:
             ]
         }
         response = self._executor.call("TransactGetItems", params, pattern="transact_get")
-        from .writes import _decode_or_none
-
         ctx = self._write_context()
         return [
-            _decode_or_none(spec, entry.get("Item"), ctx)
+            live_entity(spec, entry.get("Item"), ctx)
             for (spec, _, _), entry in zip(specs_keys, response.get("Responses", []))
         ]
 
@@ -506,8 +502,6 @@ class Repository:
             inputs=[given for _, _, given in resolved],
             pattern="batch_get",
         )
-        from .writes import _decode_or_none
-
         ctx = self._write_context()
         results = []
         seen: set[tuple[Any, ...]] = set()
@@ -516,7 +510,7 @@ class Repository:
             if identity in seen:
                 continue
             seen.add(identity)
-            entity = _decode_or_none(spec, found.get(identity), ctx)
+            entity = live_entity(spec, found.get(identity), ctx)
             if entity is not None:
                 results.append(entity)
         return results
@@ -541,8 +535,6 @@ class Repository:
         stored = []
         key_attrs = [a for a in (self.table.pk, self.table.sk) if a]
         seen: set[tuple[Any, ...]] = set()
-        from .writes import stamped
-
         for entity in entities:
             spec = self._spec(entity)
             self._refuse_unsafe(spec, unsafe, "batch_put")
@@ -610,14 +602,3 @@ def _ttl_after(
 def _as_written(spec: EntitySpec, entity: Any) -> Any:
     """``entity`` as reading it back gives it (canonical datetimes, whole-second TTL)."""
     return spec.from_item(spec.to_item(entity))
-
-
-def entities_of(repo: type[Repository]) -> list[type[Entity]]:
-    """Entity classes the repository's patterns mention (for lint and layout)."""
-    seen: dict[type[Entity], None] = {}
-    for pattern in repo.__patterns__.values():
-        inner = pattern.pattern if isinstance(pattern, DeclaredPattern) else pattern
-        for spec in getattr(inner, "specs", None) or [getattr(inner, "spec", None)]:
-            if spec is not None:
-                seen.setdefault(spec.cls, None)
-    return list(seen)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
@@ -18,7 +18,7 @@ from .errors import (
     TransactionCanceled,
 )
 from .record import FrozenRecord
-from .writes import WriteOp
+from .writes import WriteOp, live_entity
 
 if TYPE_CHECKING:
     from .expressions import Condition
@@ -200,9 +200,7 @@ class Transaction:
             error = op.fail(item) if code == "ConditionalCheckFailed" else None
             decoded = getattr(error, "item", None)
             if decoded is None and item and op.spec is not None and op.kind != "guard_put":
-                from .writes import _decode_or_none
-
-                decoded = _decode_or_none(op.spec, item, now)
+                decoded = live_entity(op.spec, item, now)
             reasons.append(
                 CancellationReason(
                     index=index,
@@ -251,9 +249,6 @@ def open_transaction(repo: Repository, token: str | None = None) -> Iterator[Tra
     tx.send()
 
 
-TxMethod = Callable[Concatenate[RepoT, Transaction, P], R]
-
-
 @overload
 def transaction(
     method: Callable[Concatenate[RepoT, Transaction, P], R],
@@ -297,7 +292,3 @@ def first_failure(canceled: TransactionCanceled) -> SingleTableError:
         if error is not None:
             return error
     return canceled
-
-
-def reasons_for(ops: Sequence[WriteOp]) -> list[str]:
-    return [op.describe for op in ops]

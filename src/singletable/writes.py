@@ -9,6 +9,7 @@ caller should see. The same ops fill transactions, so semantics are identical th
 
 from __future__ import annotations
 
+import functools
 import json
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -17,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .codec import Wire, epoch_text
+from .codec import Wire, datetime_text, encode_value, epoch_text
 from .entity import EntitySpec, IndexSpec
 from .errors import (
     AlreadyExists,
@@ -38,6 +39,7 @@ from .expressions import (
     all_of,
     raw_condition,
 )
+from .keys import KeyTemplate
 
 GUARD_TYPE = "__unique__"
 OWNER_ATTRIBUTE = "_owner"
@@ -168,12 +170,10 @@ def _compile_condition(
 def _encoder(spec: EntitySpec | None) -> Callable[[str, Any], Wire]:
     if spec is not None:
         return spec.encode_for_condition
-    from .codec import encode_value
-
     return lambda _name, value: encode_value(value)
 
 
-def _decode_or_none(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteContext) -> Any:
+def live_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteContext) -> Any:
     if not item:
         return None
     if spec.ttl_field and spec.table.ttl_attribute:
@@ -248,16 +248,19 @@ def guard_key(spec: EntitySpec, field_name: str, value: Any) -> dict[str, Wire]:
 
 
 def _guard_value(spec: EntitySpec, field_name: str, value: Any) -> str:
-    from .keys import KeyTemplate
+    return _guard_template(spec, field_name).render({field_name: value})
 
-    template = KeyTemplate(
+
+@functools.cache
+def _guard_template(spec: EntitySpec, field_name: str) -> KeyTemplate:
+    """The (escaped) template of a unique field's guard value, built once per field."""
+    return KeyTemplate(
         "{" + field_name + "}",
         {field_name: spec.cls.model_fields[field_name].annotation},
         escape=True,
         owner=spec.name,
         role="unique guard",
     )
-    return template.render({field_name: value})
 
 
 def _owner_text(key: Mapping[str, Wire]) -> str:
@@ -387,7 +390,7 @@ def compile_create(
     )
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
-        current = _decode_or_none(spec, old, ctx)
+        current = live_entity(spec, old, ctx)
         if condition is None or (old and not _is_expired(spec, old, ctx)):
             return AlreadyExists(
                 f"{spec.name} {key_text(key)} already exists", key=key_text(key), item=current
@@ -461,7 +464,7 @@ def compile_put(
     _compile_condition(spec, all_of(conditions), params)
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
-        current = _decode_or_none(spec, old, ctx)
+        current = live_entity(spec, old, ctx)
         return _stale_or_failed(spec, key, current, expected_version, "putting")
 
     op = WriteOp("put", "PutItem", spec, spec.type_name, key, params, spec.describe_key(key), fail)
@@ -697,7 +700,7 @@ def compile_update(
     if spec.version_field:
         update.add(spec.attr_names[spec.version_field], {"N": "1"})
     if spec.updated_field:
-        update.set(spec.attr_names[spec.updated_field], {"S": _datetime_wire(ctx.now)})
+        update.set(spec.attr_names[spec.updated_field], {"S": datetime_text(ctx.now)})
     if upsert:
         update.set_if_not_exists(table.type_attribute, {"S": spec.type_name})
         for name, value in coerced_keys.items():
@@ -706,7 +709,7 @@ def compile_update(
                 update.set_if_not_exists(spec.attr_names[name], wire)
         if spec.created_field:
             update.set_if_not_exists(
-                spec.attr_names[spec.created_field], {"S": _datetime_wire(ctx.now)}
+                spec.attr_names[spec.created_field], {"S": datetime_text(ctx.now)}
             )
     if not update:
         raise InvalidRequestError(f"update of {spec.name} {key_text(key)} changes nothing")
@@ -760,7 +763,7 @@ def compile_update(
     params["ReturnValues"] = "ALL_NEW"
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
-        current = _decode_or_none(spec, old, ctx)
+        current = live_entity(spec, old, ctx)
         if not upsert and (not old or _is_expired(spec, old, ctx)):
             return NotFound(
                 f"{spec.name} {key_text(key)} does not exist (update needs an existing item; "
@@ -794,19 +797,11 @@ def _is_optional(spec: EntitySpec, name: str) -> bool:
 
 
 def _delta_wire(spec: EntitySpec, name: str, value: Any) -> Wire:
-    from .codec import encode_value
-
     if isinstance(value, (set, frozenset, list, tuple)):
         if not value:
             raise InvalidRequestError(f"{spec.name}.{name}: an empty set changes nothing", key=name)
         return encode_value(set(value))
     return encode_value(value)
-
-
-def _datetime_wire(value: datetime) -> str:
-    from .codec import datetime_text
-
-    return datetime_text(value)
 
 
 # -- delete ------------------------------------------------------------------------------------
@@ -842,7 +837,7 @@ def compile_delete(
     params["ReturnValues"] = "ALL_OLD"
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
-        current = _decode_or_none(spec, old, ctx)
+        current = live_entity(spec, old, ctx)
         if must_exist and (not old or _is_expired(spec, old, ctx)):
             return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
         return _stale_or_failed(spec, key, current, expected_version, "deleting")
@@ -888,7 +883,7 @@ def exists_check(
         return ConditionFailed(
             f"the condition on updating {spec.name} {key_text(key)} did not hold",
             key=key_text(key),
-            item=_decode_or_none(spec, old, ctx),
+            item=live_entity(spec, old, ctx),
         )
 
     op.fail = fail
@@ -905,7 +900,7 @@ def compile_condition_check(
         return ConditionFailed(
             f"the condition check on {spec.name} {key_text(key)} did not hold",
             key=key_text(key),
-            item=_decode_or_none(spec, old, ctx),
+            item=live_entity(spec, old, ctx),
         )
 
     return WriteOp(

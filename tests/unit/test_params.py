@@ -407,3 +407,33 @@ def test_items_from_before_a_field_existed_still_decode() -> None:
     broken = {k: v for k, v in old.items() if k != "account_id"}
     with pytest.raises(ItemDecodeError, match="account_id"):
         Account.from_item(broken)
+
+
+def test_collection_narrows_to_the_common_sort_key_literal() -> None:
+    from singletable import Entity, Table
+
+    table = Table("Threads")
+
+    class Post(Entity, table=table, type="POST"):
+        thread_id: str
+        post_id: str
+
+        class Keys:
+            pk = "THREAD#{thread_id}"
+            sk = "MSG#POST#{post_id}"
+
+    class Reply(Entity, table=table, type="REPLY"):
+        thread_id: str
+        reply_id: str
+
+        class Keys:
+            pk = "THREAD#{thread_id}"
+            sk = "MSG#REPLY#{reply_id}"
+
+    class Threads(Repository, table=table):
+        messages = collection(Post, Reply)
+
+    params = Threads(client=None).messages.params(thread_id="t1")
+    assert params["KeyConditionExpression"] == "#pk = :pk AND begins_with(#sk, :sk)"
+    assert params["ExpressionAttributeValues"][":sk"] == {"S": "MSG#"}
+    assert Threads.table is table
