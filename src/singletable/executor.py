@@ -213,17 +213,23 @@ _UA_ALLOWED = frozenset(
 def default_client() -> DynamoDBClient:
     """A boto3 DynamoDB client from the default session (honours
     ``AWS_ENDPOINT_URL_DYNAMODB`` and the usual AWS settings), configured with
-    :func:`client_config`, with the response fast path when available
-    (``SINGLETABLE_FAST_PATH=0`` turns it off)."""
+    :func:`client_config`, the response fast path (:mod:`singletable.fastpath`) and
+    singletable's SigV4 signer (:mod:`singletable.signing`); ``SINGLETABLE_FAST_PATH=0``
+    turns both off."""
     import boto3
 
-    client = boto3.client("dynamodb", config=client_config())
-    if os.environ.get("SINGLETABLE_FAST_PATH", "1") != "0":
-        try:
-            from . import fastpath
-        except ImportError:  # pragma: no cover - the fast path module is optional
-            return client
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
+    client = session.client("dynamodb", config=client_config())
+    from . import fastpath, signing
+
+    if fastpath.enabled():
         fastpath.install(client)
+        credentials = session.get_credentials()
+        if credentials is not None:
+            signing.install(client, credentials)
     return client
 
 

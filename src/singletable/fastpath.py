@@ -375,7 +375,10 @@ def _after_call(parsed: Any = None, **_: Any) -> None:
         parsed["ResponseMetadata"] = parsed.pop("ResponseMetadata")
 
 
-def _enabled() -> bool:
+def enabled() -> bool:
+    """False when ``SINGLETABLE_FAST_PATH`` is ``0``/``false``/``no``/``off`` (read on every
+    call): no fast path, and :func:`singletable.executor.default_client` leaves signing to
+    botocore."""
     return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
@@ -393,7 +396,7 @@ def install(client: DynamoDBClient) -> None:
     Only this client's event hooks (``client.meta.events``) change; other clients and
     botocore's globals are untouched. Does nothing when ``SINGLETABLE_FAST_PATH=0``.
     """
-    if not _enabled() or client in _installed:
+    if not enabled() or client in _installed:
         return
     events = client.meta.events
     before_parse = _make_handler()

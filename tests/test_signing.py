@@ -1,0 +1,268 @@
+"""singletable's SigV4 signer against a server that checks signatures.
+
+moto verifies SigV4 signatures (and IAM permissions) once its authentication is switched on:
+``settings.INITIAL_NO_AUTH_ACTION_COUNT`` in process, ``POST /moto-api/reset-auth`` on a
+server. Every request below is signed by ``singletable.signing`` (a ``before-sign`` probe
+sees botocore step aside with ``UNSIGNED``) and must be accepted; a wrong secret must be
+refused with ``SignatureDoesNotMatch`` and write nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import urllib.request
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import botocore
+import pytest
+from moto import mock_aws, settings
+from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
+from moto.core.authorization import ActionAuthenticatorMixin
+
+from singletable import signing
+from singletable.errors import ServiceError
+from singletable.executor import default_client
+
+from .models import Customer, Order, Shop, Status
+from .test_fastpath import scenario
+
+pytestmark = pytest.mark.backend
+
+ALLOW_ALL = json.dumps(
+    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]}
+)
+TRUST_ANYONE = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "sts:AssumeRole"}],
+    }
+)
+IAM_SETUP_ACTIONS = (
+    5  # create_user, put_user_policy, create_access_key, create_role, put_role_policy
+)
+
+
+def _iam_user(endpoint_url: str | None) -> tuple[str, str]:
+    iam = boto3.client(
+        "iam",
+        region_name="us-east-1",
+        aws_access_key_id="setup",
+        aws_secret_access_key="setup",
+        endpoint_url=endpoint_url,
+    )
+    iam.create_user(UserName="app")
+    iam.put_user_policy(UserName="app", PolicyName="all", PolicyDocument=ALLOW_ALL)
+    key = iam.create_access_key(UserName="app")["AccessKey"]
+    iam.create_role(RoleName="app-role", AssumeRolePolicyDocument=TRUST_ANYONE)
+    iam.put_role_policy(RoleName="app-role", PolicyName="all", PolicyDocument=ALLOW_ALL)
+    return key["AccessKeyId"], key["SecretAccessKey"]
+
+
+@contextlib.contextmanager
+def _verified_inproc() -> Iterator[tuple[str | None, str, str]]:
+    """In-process moto that checks signatures after the IAM setup calls."""
+    saved = settings.INITIAL_NO_AUTH_ACTION_COUNT, ActionAuthenticatorMixin.request_count
+    settings.INITIAL_NO_AUTH_ACTION_COUNT = IAM_SETUP_ACTIONS
+    ActionAuthenticatorMixin.request_count = 0
+    try:
+        with mock_aws():
+            yield (None, *_iam_user(None))
+    finally:
+        settings.INITIAL_NO_AUTH_ACTION_COUNT, ActionAuthenticatorMixin.request_count = saved
+
+
+@pytest.fixture(scope="module")
+def auth_server() -> Iterator[str]:
+    """A moto server of this module's own (its authentication is switched on per test)."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    try:
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
+def _post(url: str, data: bytes = b"") -> None:
+    request = urllib.request.Request(url, data=data, method="POST")
+    request.add_header("Content-Type", "text/plain")  # not a form: moto reads the raw body
+    urllib.request.urlopen(request, timeout=10)
+
+
+@contextlib.contextmanager
+def _verified_server(url: str) -> Iterator[tuple[str | None, str, str]]:
+    _post(f"{url}/moto-api/reset")
+    _post(f"{url}/moto-api/reset-auth", str(IAM_SETUP_ACTIONS).encode())
+    try:
+        yield (url, *_iam_user(url))
+    finally:
+        _post(f"{url}/moto-api/reset-auth", b"inf")  # moto's default: no checks
+        _post(f"{url}/moto-api/reset")
+
+
+@pytest.fixture(params=["inproc", "moto_server"])
+def verified(request: pytest.FixtureRequest) -> Iterator[tuple[str | None, str, str]]:
+    """(endpoint URL or None, access key id, secret) of a moto that checks signatures."""
+    if request.param == "inproc":
+        with _verified_inproc() as found:
+            yield found
+    else:
+        with _verified_server(request.getfixturevalue("auth_server")) as found:
+            yield found
+
+
+def _signed_client(
+    endpoint_url: str | None, key: str, secret: str, token: str | None = None
+) -> Any:
+    session = boto3.session.Session(
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        aws_session_token=token,
+        region_name="us-east-1",
+    )
+    client = session.client("dynamodb", endpoint_url=endpoint_url)
+    signing.install(client, session.get_credentials())
+    return client
+
+
+def _probe_signers(client: Any) -> list[Any]:
+    """The signature version botocore settled on, per request (UNSIGNED: ours signs)."""
+    seen: list[Any] = []
+    client.meta.events.register(
+        "before-sign.dynamodb", lambda signature_version, **_: seen.append(signature_version)
+    )
+    return seen
+
+
+def test_every_operation_is_accepted(verified: tuple[str | None, str, str]) -> None:
+    endpoint_url, key, secret = verified
+    client = _signed_client(endpoint_url, key, secret)
+    seen = _probe_signers(client)
+    responses = scenario(client)
+    operations = {label.split(" ")[0] for label, _ in responses}
+    assert len(seen) >= len(responses) >= 15 and len(operations) >= 8
+    assert set(seen) == {botocore.UNSIGNED}
+    codes = {r["ResponseMetadata"]["HTTPStatusCode"] for _, r in responses}
+    errors = {r.get("Error", {}).get("Code") for _, r in responses} - {None}
+    assert 403 not in codes, errors
+    assert errors <= {"ConditionalCheckFailedException", "TransactionCanceledException"}
+
+
+def test_a_wrong_secret_is_refused(verified: tuple[str | None, str, str]) -> None:
+    endpoint_url, key, _ = verified
+    client = _signed_client(endpoint_url, key, "not-the-secret")
+    seen = _probe_signers(client)
+    with pytest.raises(botocore.exceptions.ClientError) as caught:
+        client.list_tables()
+    # moto answers in XML, which botocore's JSON parser keeps as the message of a "403"
+    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+    assert "<Code>SignatureDoesNotMatch</Code>" in str(caught.value)
+    assert seen == [botocore.UNSIGNED]
+
+
+def test_temporary_credentials_are_accepted(verified: tuple[str | None, str, str]) -> None:
+    endpoint_url, key, secret = verified
+    sts = boto3.client(
+        "sts",
+        region_name="us-east-1",
+        aws_access_key_id=key,
+        aws_secret_access_key=secret,
+        endpoint_url=endpoint_url,
+    )
+    role = f"arn:aws:iam::{ACCOUNT}:role/app-role"
+    temporary = sts.assume_role(RoleArn=role, RoleSessionName="tests")["Credentials"]
+    client = _signed_client(
+        endpoint_url,
+        temporary["AccessKeyId"],
+        temporary["SecretAccessKey"],
+        temporary["SessionToken"],
+    )
+    seen = _probe_signers(client)
+    assert client.list_tables()["TableNames"] == []
+    assert seen == [botocore.UNSIGNED]
+
+
+@pytest.fixture
+def default_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A fresh boto3 default session (``default_client()`` uses it), restored afterwards."""
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB"):
+        monkeypatch.delenv(name, raising=False)
+    yield
+
+
+def test_the_default_client_signs_repository_calls(
+    default_session: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with _verified_inproc() as (_, key, secret):
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+        repo = Shop()
+        assert signing.is_installed(repo.client)
+        seen = _probe_signers(repo.client)
+        Shop.table.create(repo.client)
+        customer = repo.create(Customer(customer_id="C1", name="Ada", email="ada@example.com"))
+        order = Order(
+            customer_id="C1",
+            order_id="O1",
+            created_at=datetime(2026, 11, 26, tzinfo=timezone.utc),
+            status=Status.PENDING,
+            total=Decimal(10),
+            customer_name="Ada",
+        )
+        repo.put(order)
+        assert repo.customer(customer_id="C1") == customer
+        assert repo.customer_orders(customer_id="C1").items == [order]
+        assert seen and set(seen) == {botocore.UNSIGNED}
+
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-the-secret")
+        monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+        with pytest.raises(ServiceError, match="SignatureDoesNotMatch"):
+            Shop().put(order.model_copy(update={"total": 99}))
+        assert repo.customer_orders(customer_id="C1").items == [order]
+
+
+@pytest.mark.parametrize("value", ["0", "off"])
+def test_switched_off_with_the_fast_path(
+    default_session: None, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    monkeypatch.setenv("SINGLETABLE_FAST_PATH", value)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    client = default_client()
+    assert not signing.is_installed(client)
+    seen = _probe_signers(client)
+    with mock_aws():
+        client.list_tables()
+    assert seen == ["v4"]
+
+
+def test_install_is_per_client_and_reversible() -> None:
+    session = boto3.session.Session(
+        aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
+    )
+    client, other = session.client("dynamodb"), session.client("dynamodb")
+    credentials = session.get_credentials()
+    assert credentials is not None
+    signing.install(client, credentials)
+    signing.install(client, credentials)
+    assert signing.is_installed(client) and not signing.is_installed(other)
+    seen, seen_other = _probe_signers(client), _probe_signers(other)
+    with mock_aws():
+        client.list_tables()
+        other.list_tables()
+        signing.uninstall(client)
+        signing.uninstall(client)
+        client.list_tables()
+    assert seen == [botocore.UNSIGNED, "v4"] and seen_other == ["v4"]
+    assert not signing.is_installed(client)
