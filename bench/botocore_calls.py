@@ -11,15 +11,15 @@ client's own work is what is measured.
 
 ``profile`` times the stages of botocore's pipeline for GetItem and the 100-item Query of
 ``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.fastpath``, and on one set
-up as ``default_client()`` does (fast path + ``client_config()``), without a profiler's
-distortion: marker handlers registered (public ``client.meta.events`` API) first and last on
-each event botocore emits during a call record ``perf_counter_ns`` and ``thread_time_ns``,
-so each segment between two markers is the code botocore runs there (endpoint rules +
-validation + serialisation + user agent; signing; the HTTP exchange; parsing; the retry
-handler with DynamoDB's CRC32 check; ...). Then it times botocore's public building blocks
-alone on the same data (validator, serialiser, SigV4, parser, ``json.loads``, CRC32).
-``--text FILE`` also writes pyinstrument call trees (if installed;
-a tracing sampler, which inflates call-heavy code such as the parser several times).
+up as ``default_client()`` does (fast path, ``client_config()``, ``singletable.signing``),
+without a profiler's distortion: marker handlers registered (public ``client.meta.events``
+API) first and last on each event botocore emits during a call record ``perf_counter_ns``
+and ``thread_time_ns``, so each segment between two markers is the code botocore runs there
+(endpoint rules + validation + serialisation + user agent; signing; the HTTP exchange;
+parsing; the retry handler with DynamoDB's CRC32 check; ...). Then it times botocore's
+public building blocks alone on the same data (validator, serialiser, SigV4, parser,
+``json.loads``, CRC32). ``--text FILE`` also writes pyinstrument call trees (if installed; a
+tracing sampler, which inflates call-heavy code such as the parser several times).
 
 ``options`` measures, interleaved in shuffled rounds, client CPU per call
 (``time.thread_time_ns``) for each public botocore ``Config`` option that could cut
@@ -312,20 +312,24 @@ def cmd_profile(args: argparse.Namespace) -> int:
     header("profile")
     with replay_endpoint(args.seed) as (url, get_params, query_params):
         record_bodies(plain_client(url), get_params, query_params)
-        runs: dict[str, tuple[str, bool, Config | None]] = {
-            "GetItem, raw": ("GetItem", False, None),
-            "GetItem, fast path": ("GetItem", True, None),
-            "GetItem, default_client()": ("GetItem", True, singletable_config()),
-            "Query, raw": ("Query", False, None),
-            "Query, fast path": ("Query", True, None),
-            "Query, default_client()": ("Query", True, singletable_config()),
+        # (operation, fast path, config, singletable's signer): the default_client() rows
+        # are set up as default_client() does it.
+        runs: dict[str, tuple[str, bool, Config | None, bool]] = {
+            "GetItem, raw": ("GetItem", False, None, False),
+            "GetItem, fast path": ("GetItem", True, None, False),
+            "GetItem, default_client()": ("GetItem", True, singletable_config(), True),
+            "Query, raw": ("Query", False, None, False),
+            "Query, fast path": ("Query", True, None, False),
+            "Query, default_client()": ("Query", True, singletable_config(), True),
         }
         results: dict[str, dict[str, tuple[float, float]]] = {}
         texts: list[str] = []
-        for name, (op, fast, config) in runs.items():
+        for name, (op, fast, config, sign) in runs.items():
             client = plain_client(url, config)
             if fast:
                 fastpath.install(client)
+            if sign:
+                install_signer(client)
             params = get_params if op == "GetItem" else query_params
             method = client.get_item if op == "GetItem" else client.query
 
@@ -419,6 +423,19 @@ FIXED_USER_AGENT = (
     f"os/{platform.system().lower()}#{platform.release()} md/arch#{platform.machine().lower()} "
     f"lang/python#{platform.python_version()} md/pyimpl#{platform.python_implementation()}"
 )
+
+
+def install_signer(client: Any) -> None:
+    """singletable's SigV4 signer on ``client``, as ``default_client()`` installs it (for
+    the default session's credentials; a no-op on versions without the signer)."""
+    try:
+        from singletable import signing
+    except ImportError:
+        return
+    session = boto3.DEFAULT_SESSION
+    credentials = session.get_credentials() if session is not None else None
+    if credentials is not None:
+        signing.install(client, credentials)
 
 
 def singletable_config() -> Config | None:

@@ -2,20 +2,61 @@
 
 Declare a :class:`Table`, entities (pydantic models with key templates) and a
 :class:`Repository` whose named access patterns each compile to exactly one GetItem or Query.
+
+The public names load on first use (PEP 562), as pydantic's own do: ``import singletable``
+costs about a millisecond, and ``from singletable import Entity`` loads the model machinery.
 """
 
-from .entity import Entity, Index
-from .errors import SingleTableError
-from .executor import CallInfo, RetryPolicy, client_config
-from .expressions import Attr, Condition, Param
-from .markers import CreatedAt, Unique, UpdatedAt, Version
-from .paging import Collection, KeyRef, Page
-from .patterns import ExplainRow, collection, get, query
-from .repository import Repository
-from .table import GSI, LSI, Table
-from .transaction import CancellationReason, Transaction, transaction
+from __future__ import annotations
+
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .entity import Entity, Index
+    from .errors import SingleTableError
+    from .executor import CallInfo, RetryPolicy, client_config
+    from .expressions import Attr, Condition, Param
+    from .markers import CreatedAt, Unique, UpdatedAt, Version
+    from .paging import Collection, KeyRef, Page
+    from .patterns import ExplainRow, collection, get, query
+    from .repository import Repository
+    from .table import GSI, LSI, Table
+    from .transaction import CancellationReason, Transaction, transaction
 
 __version__ = "0.1.0"
+
+#: public name -> the submodule that defines it
+_EXPORTS: dict[str, str] = {
+    "Entity": "entity",
+    "Index": "entity",
+    "SingleTableError": "errors",
+    "CallInfo": "executor",
+    "RetryPolicy": "executor",
+    "client_config": "executor",
+    "Attr": "expressions",
+    "Condition": "expressions",
+    "Param": "expressions",
+    "CreatedAt": "markers",
+    "Unique": "markers",
+    "UpdatedAt": "markers",
+    "Version": "markers",
+    "Collection": "paging",
+    "KeyRef": "paging",
+    "Page": "paging",
+    "ExplainRow": "patterns",
+    "collection": "patterns",
+    "get": "patterns",
+    "query": "patterns",
+    "Repository": "repository",
+    "GSI": "table",
+    "LSI": "table",
+    "Table": "table",
+    "CancellationReason": "transaction",
+    "Transaction": "transaction",
+    "transaction": "transaction",
+}
 
 __all__ = [
     "GSI",
@@ -47,3 +88,31 @@ __all__ = [
     "query",
     "transaction",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'singletable' has no attribute {name!r}")
+    # __import__, not importlib.import_module: -X importtime only sees the former.
+    value = getattr(__import__(f"{__name__}.{module}", fromlist=[name]), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(types.ModuleType):
+    """Keeps public names bound to what they name when the import system binds a submodule
+    of the same name on the package (``singletable.transaction`` the module vs
+    ``singletable.transaction`` the decorator)."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -1,0 +1,104 @@
+"""What ``import singletable`` loads, and that every public name still resolves.
+
+Fresh interpreters (subprocesses), since this test session has long imported everything.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import singletable
+
+INIT = Path(singletable.__file__)
+#: never loaded by an application's imports: CLI, lint, layout, the moto helper, moto itself
+TOOLING = ("singletable.cli", "singletable.lint", "singletable.layout", "singletable.testing")
+
+
+def _loaded(code: str) -> list[str]:
+    """Module names loaded after running ``code`` in a fresh interpreter."""
+    probe = f"{code}\nimport sys, json; print(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+    ).stdout
+    loaded: list[str] = json.loads(out.splitlines()[-1])
+    return loaded
+
+
+def test_import_singletable_loads_no_submodule() -> None:
+    loaded = _loaded("import singletable")
+    assert [m for m in loaded if m.startswith("singletable")] == ["singletable"]
+    assert "pydantic.main" not in loaded and "botocore" not in loaded
+
+
+def test_an_application_import_loads_no_tooling() -> None:
+    loaded = _loaded(
+        "from singletable import Entity, Repository, Table, get, query, transaction\n"
+        "t = Table('t')\n"
+        "class M(Entity, table=t, type='M'):\n"
+        "    x: str\n"
+        "    class Keys:\n"
+        "        pk = 'M#{x}'\n"
+        "        sk = 'M'\n"
+        "class R(Repository, table=t):\n"
+        "    m = get(M)\n"
+    )
+    assert "singletable.repository" in loaded and "singletable.entity" in loaded
+    assert not [m for m in loaded if m.startswith(TOOLING) or m.split(".")[0] == "moto"]
+
+
+def test_every_public_name_resolves_to_its_definition() -> None:
+    for name in singletable.__all__:
+        value = getattr(singletable, name)
+        assert value is not None, name
+        if name != "__version__":
+            module = sys.modules[f"singletable.{singletable._EXPORTS[name]}"]
+            assert getattr(module, name) is value, name
+    assert set(singletable.__all__) == {*singletable._EXPORTS, "__version__"}
+    assert set(singletable.__all__) <= set(dir(singletable))
+
+
+def test_type_checking_imports_match_the_lazy_table() -> None:
+    """Type checkers read the ``if TYPE_CHECKING:`` imports; the runtime reads ``_EXPORTS``."""
+    tree = ast.parse(INIT.read_text())
+    guarded = next(
+        node
+        for node in tree.body
+        if isinstance(node, ast.If) and getattr(node.test, "id", None) == "TYPE_CHECKING"
+    )
+    static = {
+        alias.name: node.module
+        for node in guarded.body
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert static == singletable._EXPORTS
+
+
+def test_the_transaction_decorator_survives_its_module_import() -> None:
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import singletable, sys\n"
+            "from singletable import Repository\n"  # imports singletable.transaction
+            "from singletable import transaction\n"
+            "import singletable.transaction\n"
+            "print(callable(transaction), transaction is singletable.transaction,\n"
+            "      type(sys.modules['singletable.transaction']).__name__)",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert out == ["True", "True", "module"]
+
+
+def test_unknown_names_raise_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="'Nope'"):
+        singletable.Nope  # type: ignore[attr-defined]  # noqa: B018
