@@ -32,8 +32,9 @@ Contenders (each with its own client, all created alike with boto3's defaults un
   ``singletable.executor.default_client()`` creates (fast path, singletable's SigV4
   signer and its recommended botocore ``Config``), pointed at the endpoint by
   ``AWS_ENDPOINT_URL_DYNAMODB``.
-* ``singletable, fast path off``: the same, created with ``SINGLETABLE_FAST_PATH=0``
-  (the switch turns off the response parser and the signer; ``client_config()`` stays).
+* ``singletable, fast path off``: the same, created with ``SINGLETABLE_FAST_PATH=0``:
+  botocore parses the responses; ``client_config()`` and the signer (which has its own
+  switch, ``SINGLETABLE_SIGNING``) stay.
 * ``raw boto3 + fast path`` (reference): the raw client with the fast path installed.
 * ``raw boto3 + client_config()`` (reference): the raw client with singletable's ``Config``.
 
@@ -89,7 +90,7 @@ import urllib3
 import codec as codec_bench
 import imports as imports_bench
 from codec import Order, decode_by_hand, make_orders, shop
-from singletable import Repository, fastpath, get, query
+from singletable import Repository, fastpath, get, query, signing
 from singletable import executor as st_executor
 
 BENCH = Path(__file__).resolve().parent
@@ -297,6 +298,7 @@ def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
     try:
         switched_off_repo = Shop()
         assert not fastpath.is_installed(switched_off_repo.client)
+        assert signing.is_installed(switched_off_repo.client)
     finally:
         del os.environ[fastpath.ENV_VAR]
     config = client_config()

@@ -25,7 +25,7 @@ from moto import mock_aws, settings
 from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
 from moto.core.authorization import ActionAuthenticatorMixin
 
-from singletable import signing
+from singletable import fastpath, signing
 from singletable.errors import ServiceError
 from singletable.executor import default_client
 
@@ -233,18 +233,26 @@ def test_the_default_client_signs_repository_calls(
 
 
 @pytest.mark.parametrize("value", ["0", "off"])
-def test_switched_off_with_the_fast_path(
-    default_session: None, monkeypatch: pytest.MonkeyPatch, value: str
-) -> None:
-    monkeypatch.setenv("SINGLETABLE_FAST_PATH", value)
+def test_switched_off(default_session: None, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("SINGLETABLE_SIGNING", value)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
     client = default_client()
-    assert not signing.is_installed(client)
+    assert not signing.is_installed(client) and fastpath.is_installed(client)
     seen = _probe_signers(client)
     with mock_aws():
         client.list_tables()
     assert seen == ["v4"]
+
+
+def test_independent_of_the_fast_path_switch(
+    default_session: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SINGLETABLE_FAST_PATH", "0")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    client = default_client()
+    assert signing.is_installed(client) and not fastpath.is_installed(client)
 
 
 def test_install_is_per_client_and_reversible() -> None:

@@ -214,22 +214,21 @@ def default_client() -> DynamoDBClient:
     """A boto3 DynamoDB client from the default session (honours
     ``AWS_ENDPOINT_URL_DYNAMODB`` and the usual AWS settings), configured with
     :func:`client_config`, the response fast path (:mod:`singletable.fastpath`) and
-    singletable's SigV4 signer (:mod:`singletable.signing`); ``SINGLETABLE_FAST_PATH=0``
-    turns both off."""
+    singletable's SigV4 signer (:mod:`singletable.signing`). ``SINGLETABLE_FAST_PATH=0``
+    turns the fast path off, ``SINGLETABLE_SIGNING=0`` the signer."""
     import boto3
+
+    from . import fastpath, signing  # here: only the default client needs them
 
     if boto3.DEFAULT_SESSION is None:
         boto3.setup_default_session()
     session = boto3.DEFAULT_SESSION
     assert session is not None
     client = session.client("dynamodb", config=client_config())
-    from . import fastpath, signing
-
-    if fastpath.enabled():
-        fastpath.install(client)
-        credentials = session.get_credentials()
-        if credentials is not None:
-            signing.install(client, credentials)
+    fastpath.install(client)
+    credentials = session.get_credentials()
+    if credentials is not None:
+        signing.install(client, credentials)
     return client
 
 

@@ -375,11 +375,15 @@ def _after_call(parsed: Any = None, **_: Any) -> None:
         parsed["ResponseMetadata"] = parsed.pop("ResponseMetadata")
 
 
+def switch_on(env_var: str) -> bool:
+    """False when the environment variable ``env_var`` is ``0``/``false``/``no``/``off``."""
+    return os.environ.get(env_var, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
 def enabled() -> bool:
     """False when ``SINGLETABLE_FAST_PATH`` is ``0``/``false``/``no``/``off`` (read on every
-    call): no fast path, and :func:`singletable.executor.default_client` leaves signing to
-    botocore."""
-    return os.environ.get(ENV_VAR, "1").strip().lower() not in ("0", "false", "no", "off")
+    call): :func:`install` does nothing."""
+    return switch_on(ENV_VAR)
 
 
 def _hooks() -> list[tuple[str, str]]:

@@ -21,6 +21,9 @@ How it plugs in, through the client's own event hooks only:
    that is not bytes, a ``Date`` or ``X-Amz-Content-SHA256`` header, unsigned payloads)
    is signed by botocore's own ``SigV4Auth`` instead, so a marked request is always signed.
 
+Set the environment variable ``SINGLETABLE_SIGNING=0`` to make :func:`install` a no-op, so
+clients that singletable creates leave signing to botocore.
+
 The credentials are the session's credentials object (``get_frozen_credentials()`` on every
 request, so refreshable credentials refresh as they do in botocore). The result equals
 ``botocore.auth.SigV4Auth.add_auth`` for the same request and timestamp: ``X-Amz-Date``,
@@ -41,12 +44,16 @@ import botocore
 from botocore.auth import SIGNED_HEADERS_BLACKLIST, SigV4Auth
 from botocore.exceptions import NoCredentialsError
 
+from .fastpath import switch_on
+
 if TYPE_CHECKING:
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["SigV4Signer", "install", "is_installed", "uninstall"]
+__all__ = ["ENV_VAR", "SigV4Signer", "enabled", "install", "is_installed", "uninstall"]
+
+ENV_VAR = "SINGLETABLE_SIGNING"
 
 _UNIQUE_ID = "singletable.signing"
 _CONTEXT_KEY = "singletable_sigv4"  # request.context: (signing name, region) to sign with
@@ -206,11 +213,18 @@ class SigV4Signer:
             self.sign(request, region, signing_name)
 
 
+def enabled() -> bool:
+    """False when ``SINGLETABLE_SIGNING`` is ``0``/``false``/``no``/``off`` (read on every
+    call): :func:`install` does nothing."""
+    return switch_on(ENV_VAR)
+
+
 def install(client: DynamoDBClient, credentials: Credentials) -> None:
     """Sign ``client``'s plain-SigV4 requests with a :class:`SigV4Signer` for
     ``credentials`` (the credentials object the client was created with, e.g. its
-    session's ``get_credentials()``). Idempotent; only this client's hooks change."""
-    if client in _installed:
+    session's ``get_credentials()``). Idempotent; only this client's hooks change. Does
+    nothing when ``SINGLETABLE_SIGNING=0``."""
+    if not enabled() or client in _installed:
         return
     signer = SigV4Signer(credentials)
     events = client.meta.events
