@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import urllib.request
+import zlib
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -21,6 +22,9 @@ from typing import Any
 import boto3
 import botocore
 import pytest
+from botocore.awsrequest import AWSResponse
+from botocore.compat import HTTPHeaders
+from botocore.config import Config
 from moto import mock_aws, settings
 from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
 from moto.core.authorization import ActionAuthenticatorMixin
@@ -30,7 +34,7 @@ from singletable.errors import ServiceError
 from singletable.executor import default_client
 
 from .models import Customer, Order, Shop, Status
-from .test_fastpath import scenario
+from .test_fastpath import _Raw, scenario
 
 pytestmark = pytest.mark.backend
 
@@ -274,3 +278,47 @@ def test_install_is_per_client_and_reversible() -> None:
         client.list_tables()
     assert seen == [botocore.UNSIGNED, "v4"] and seen_other == ["v4"]
     assert not signing.is_installed(client)
+
+
+def test_every_attempt_of_a_retried_call_is_signed() -> None:
+    """botocore builds a new request per attempt; each is signed, over the headers botocore's
+    own signer covers (the retry headers come later, unsigned, as with botocore)."""
+    session = boto3.session.Session(
+        aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
+    )
+    client = session.client(
+        "dynamodb",
+        endpoint_url="http://127.0.0.1:1",
+        config=Config(retries={"total_max_attempts": 3, "mode": "standard"}),
+    )
+    credentials = session.get_credentials()
+    assert credentials is not None
+    signing.install(client, credentials)
+    seen = _probe_signers(client)
+    sent: list[dict[str, str]] = []
+    statuses = [400, 200]
+
+    def send(request: Any, **_: Any) -> AWSResponse:
+        sent.append(
+            {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()}
+        )
+        status = statuses.pop(0)
+        body = (
+            b'{"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException"}'
+            if status == 400
+            else b'{"TableNames": []}'
+        )
+        headers = HTTPHeaders()
+        headers["x-amz-crc32"] = str(zlib.crc32(body))
+        return AWSResponse(request.url, status, headers, _Raw(body))
+
+    client.meta.events.register_first("before-send.dynamodb.ListTables", send)
+    response = client.list_tables()
+    assert response["ResponseMetadata"]["RetryAttempts"] == 1
+    assert seen == [botocore.UNSIGNED, botocore.UNSIGNED]
+    assert [h["amz-sdk-request"] for h in sent] == ["attempt=1", "attempt=2; max=3"]
+    for headers in sent:
+        assert headers["Authorization"].startswith("AWS4-HMAC-SHA256 Credential=k/")
+        signed = headers["Authorization"].split("SignedHeaders=")[1].split(",")[0]
+        assert signed == "content-type;host;x-amz-date;x-amz-target"
+        assert len(headers["X-Amz-Date"]) == len("20261126T011502Z")

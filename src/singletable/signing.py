@@ -15,8 +15,10 @@ How it plugs in, through the client's own event hooks only:
    ``auth_scheme_preference``, no per-request credentials, credentials available). It marks
    the request context and answers ``botocore.UNSIGNED``, so ``RequestSigner`` skips its
    own signing. Anything else gets no answer and botocore signs as usual.
-2. A ``request-created.dynamodb`` handler, registered last (after botocore's User-Agent and
-   retry headers, so the request is complete), signs the marked request. A request whose
+2. A ``request-created.dynamodb`` handler, registered last, signs the marked request at the
+   point where botocore's signer would have: the headers botocore adds afterwards on the
+   generic ``request-created`` event (the ``amz-sdk-*`` retry headers) stay unsigned, as
+   with botocore's own signer, so the signed headers are the same set. A request whose
    shape the short path does not cover (a path other than ``/``, a query string, a body
    that is not bytes, a ``Date`` or ``X-Amz-Content-SHA256`` header, unsigned payloads)
    is signed by botocore's own ``SigV4Auth`` instead, so a marked request is always signed.
