@@ -18,7 +18,6 @@ import base64
 import gzip
 import io
 import json
-import logging
 import urllib.request
 import zlib
 from collections.abc import Callable, Iterator
@@ -34,6 +33,7 @@ from botocore.exceptions import ClientError
 from botocore.parsers import create_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from moto_fixtures.backends import MotoServer
 
 from singletable import fastpath
 
@@ -604,14 +604,9 @@ def test_resource_layer_on_an_installed_client() -> None:
 
 @pytest.fixture(scope="module")
 def moto_server() -> Iterator[str]:
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    server = MotoServer()
     try:
-        yield f"http://{host}:{port}"
+        yield server.start()
     finally:
         server.stop()
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import urllib.request
 import zlib
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from botocore.config import Config
 from moto import mock_aws, settings
 from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
 from moto.core.authorization import ActionAuthenticatorMixin
+from moto_fixtures.backends import MotoServer
 
 from singletable import fastpath, signing
 from singletable.errors import ServiceError
@@ -84,14 +84,9 @@ def _verified_inproc() -> Iterator[tuple[str | None, str, str]]:
 @pytest.fixture(scope="module")
 def auth_server() -> Iterator[str]:
     """A moto server of this module's own (its authentication is switched on per test)."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
+    server = MotoServer()
     try:
-        yield f"http://{host}:{port}"
+        yield server.start()
     finally:
         server.stop()
 
