@@ -112,7 +112,9 @@ class Repository:
 
     @property
     def client(self) -> DynamoDBClient:
-        """The boto3 client (created from the default session on first use if none was given)."""
+        """The boto3 client. If none was given, :func:`singletable.executor.default_client`
+        creates one on first use: the default session's, with ``client_config()``, the
+        response fast path and singletable's SigV4 signer."""
         return self._executor.client
 
     # -- time --
