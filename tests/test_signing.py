@@ -317,3 +317,17 @@ def test_every_attempt_of_a_retried_call_is_signed() -> None:
         signed = headers["Authorization"].split("SignedHeaders=")[1].split(",")[0]
         assert signed == "content-type;host;x-amz-date;x-amz-target"
         assert len(headers["X-Amz-Date"]) == len("20261126T011502Z")
+
+
+def test_default_client_for_a_session_of_your_own() -> None:
+    """``default_client(session)``: the same set-up for another session's credentials."""
+    with _verified_inproc() as (_, key, secret):
+        session = boto3.session.Session(
+            aws_access_key_id=key, aws_secret_access_key=secret, region_name="eu-west-1"
+        )
+        client = default_client(session)
+        assert signing.is_installed(client) and fastpath.is_installed(client)
+        assert client.meta.region_name == "eu-west-1"
+        seen = _probe_signers(client)
+        assert client.list_tables()["TableNames"] == []
+        assert seen == [botocore.UNSIGNED]

@@ -27,6 +27,7 @@ from .errors import InvalidRequestError, ServiceError, SingleTableError, TableNo
 from .record import FrozenRecord
 
 if TYPE_CHECKING:
+    from boto3.session import Session
     from botocore.config import Config
     from mypy_boto3_dynamodb import DynamoDBClient
 
@@ -210,20 +211,24 @@ _UA_ALLOWED = frozenset(
 )
 
 
-def default_client() -> DynamoDBClient:
-    """A boto3 DynamoDB client from the default session (honours
-    ``AWS_ENDPOINT_URL_DYNAMODB`` and the usual AWS settings), configured with
+def default_client(session: Session | None = None) -> DynamoDBClient:
+    """A boto3 DynamoDB client from ``session`` (default: boto3's default session, which
+    honours ``AWS_ENDPOINT_URL_DYNAMODB`` and the usual AWS settings), configured with
     :func:`client_config`, the response fast path (:mod:`singletable.fastpath`) and
-    singletable's SigV4 signer (:mod:`singletable.signing`). ``SINGLETABLE_FAST_PATH=0``
-    turns the fast path off, ``SINGLETABLE_SIGNING=0`` the signer."""
+    singletable's SigV4 signer (:mod:`singletable.signing`) for the session's credentials.
+    ``SINGLETABLE_FAST_PATH=0`` turns the fast path off, ``SINGLETABLE_SIGNING=0`` the
+    signer. A repository created without ``client=`` uses ``default_client()``; give it
+    ``client=default_client(my_session)`` for a session of your own (a profile, a region,
+    assumed-role credentials)."""
     import boto3
 
     from . import fastpath, signing  # here: only the default client needs them
 
-    if boto3.DEFAULT_SESSION is None:
-        boto3.setup_default_session()
-    session = boto3.DEFAULT_SESSION
-    assert session is not None
+    if session is None:
+        if boto3.DEFAULT_SESSION is None:
+            boto3.setup_default_session()
+        session = boto3.DEFAULT_SESSION
+        assert session is not None
     client = session.client("dynamodb", config=client_config())
     fastpath.install(client)
     credentials = session.get_credentials()
