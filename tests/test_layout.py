@@ -160,7 +160,7 @@ def test_collection_and_filter_notes(layout: Layout) -> None:
     }
     assert home.dropped == rows_of(layout, "ORDER_NOTE")
     big = next(v for v in layout.patterns if v.name == "big_orders")
-    assert big.filter and "not evaluated" in big.note
+    assert big.row.filter and "not evaluated" in big.note
     teams = next(v for v in layout.patterns if v.name == "team_members")
     assert teams.calls == [] and "no partition" in teams.note
 

@@ -316,18 +316,25 @@ def _str_of_enum(value: Any) -> Any:
 _DYNAMIC = Converter(encode_value, decode_value)
 
 
+def bare_annotation(annotation: Any) -> Any:
+    """``annotation`` without ``Annotated[...]`` metadata and without ``Optional``
+    (``X | None`` is ``X``; a union of several types stays as it is)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return bare_annotation(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return bare_annotation(members[0])
+    return annotation
+
+
 def converter_for(annotation: Any, *, where: str = "") -> Converter:
     """A compiled converter for a field annotation (``Optional`` is handled by the caller)."""
+    annotation = bare_annotation(annotation)
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return converter_for(args[0], where=where)
-    if annotation is Any or annotation is object:
-        return _DYNAMIC
-    if origin in (Union, types.UnionType):
-        members = [a for a in args if a is not type(None)]
-        if len(members) == 1:
-            return converter_for(members[0], where=where)
+    if annotation is Any or annotation is object or origin in (Union, types.UnionType):
         return _DYNAMIC
     if origin is Literal:
         if all(isinstance(v, str) for v in args):

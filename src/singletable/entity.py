@@ -27,6 +27,7 @@ from .codec import (
     Converter,
     ModelCodec,
     Wire,
+    bare_annotation,
     check_item_size,
     decode_value,
     encode_value,
@@ -43,7 +44,7 @@ from .errors import (
 from .keys import SENTINEL, KeyTemplate, Placeholder, key_type_of
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .record import FrozenRecord
-from .table import IndexKeys, Table
+from .table import IndexKeys, Table, declared_table
 
 if TYPE_CHECKING:
     # Imported where used: pydantic.type_adapter costs ~0.5 ms to import, and only call-time
@@ -603,11 +604,7 @@ class Entity(BaseModel):
     ) -> None:
         super().__init_subclass__(**kwargs)
         if table is not None:
-            if not isinstance(table, Table):
-                raise ModelDefinitionError(
-                    f"{cls.__qualname__}: table= must be a singletable Table, got {table!r}"
-                )
-            cls.__singletable_table__ = table
+            cls.__singletable_table__ = declared_table(cls, table)
         cls.__singletable_type__ = type
 
     @classmethod
@@ -704,13 +701,8 @@ def _markers_in(annotation: Any, metadata: list[Any], where: str) -> list[Marker
 
 
 def _is_datetime(annotation: Any) -> bool:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _is_datetime(typing.get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return len(members) == 1 and _is_datetime(members[0])
-    return isinstance(annotation, type) and issubclass(annotation, datetime)
+    bare = bare_annotation(annotation)
+    return isinstance(bare, type) and issubclass(bare, datetime)
 
 
 def _is_int(annotation: Any) -> bool:

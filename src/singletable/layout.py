@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from .entity import EntitySpec
-    from .patterns import Pattern
+    from .patterns import ExplainRow, Pattern
     from .repository import Repository
 
 WIRE_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"})
@@ -183,16 +183,14 @@ class PatternCall:
 
 @dataclass
 class PatternView:
-    name: str
-    operation: str
-    index: str | None
-    key_condition: str
-    entity_types: tuple[str, ...]
-    order: str
-    filter: str | None
+    row: ExplainRow  # what explain() says of the pattern
     calls: list[PatternCall] = field(default_factory=list)
     note: str = ""
     more_calls: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.row.pattern
 
 
 @dataclass
@@ -266,16 +264,7 @@ def _evaluate_get(pattern: Any, repo: Repository, rows: Sequence[Row]) -> Patter
 
 
 def _view(pattern: Any) -> PatternView:
-    row = pattern.explain()
-    return PatternView(
-        row.pattern,
-        row.operation,
-        row.index,
-        row.key_condition,
-        tuple(row.entity_types),
-        row.order,
-        row.filter,
-    )
+    return PatternView(pattern.explain())
 
 
 def _evaluate_keyed(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
@@ -473,10 +462,11 @@ def render_text(layout: Layout, *, column_width: int = 40, attributes_width: int
     out.append("")
     out.append("Access patterns (rows by #):")
     for view in layout.patterns:
-        where = view.index or "table"
-        out.append(f"  {view.name}  {view.operation} on {where}: {view.key_condition}")
-        if view.filter:
-            out.append(f"      filter: {view.filter}")
+        explained = view.row
+        where = explained.index or "table"
+        out.append(f"  {view.name}  {explained.operation} on {where}: {explained.key_condition}")
+        if explained.filter:
+            out.append(f"      filter: {explained.filter}")
         if view.note:
             out.append(f"      ({view.note})")
         for call in view.calls:
@@ -634,16 +624,18 @@ def render_html(layout: Layout) -> str:
     out.append('<aside id="patterns"><h2>Access patterns</h2>')
     out.append('<p id="status"></p><p><button type="button" id="clear">Clear</button></p>')
     for view in layout.patterns:
-        where = view.index or "table"
+        explained = view.row
+        where = explained.index or "table"
         out.append(f'<section class="pattern" data-pattern="{_esc(view.name)}">')
         out.append(
-            f"<h3>{_esc(view.name)} <span class='op'>{_esc(view.operation)} on "
-            f"{_esc(where)} · {_esc(', '.join(view.entity_types))} · {_esc(view.order)}"
+            f"<h3>{_esc(view.name)} <span class='op'>{_esc(explained.operation)} on "
+            f"{_esc(where)} · {_esc(', '.join(explained.entity_types))} · "
+            f"{_esc(explained.order)}"
             "</span></h3>"
         )
-        out.append(f'<p class="condition"><code>{_esc(view.key_condition)}</code></p>')
-        if view.filter:
-            out.append(f'<p class="condition">filter <code>{_esc(view.filter)}</code></p>')
+        out.append(f'<p class="condition"><code>{_esc(explained.key_condition)}</code></p>')
+        if explained.filter:
+            out.append(f'<p class="condition">filter <code>{_esc(explained.filter)}</code></p>')
         if view.note:
             out.append(f'<p class="note">{_esc(view.note)}</p>')
         out.append('<ul class="calls">')

@@ -62,11 +62,12 @@ from __future__ import annotations
 import enum
 import json
 import re
-import types
 import typing
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal
+
+from .codec import bare_annotation
 
 if TYPE_CHECKING:
     from .entity import EntitySpec
@@ -355,17 +356,6 @@ def can_sort_after(a: _Lang, b: _Lang) -> bool:
     return False
 
 
-def _unwrap(annotation: Any) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(typing.get_args(annotation)[0])
-    if origin in (Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(members) == 1:
-            return _unwrap(members[0])
-    return annotation
-
-
 def _field_annotation(spec: EntitySpec, name: str) -> Any:
     info = spec.cls.model_fields.get(name)
     if info is not None:
@@ -376,7 +366,7 @@ def _field_annotation(spec: EntitySpec, name: str) -> Any:
 
 def _domain(spec: EntitySpec, name: str) -> list[Any] | None:
     """The finite set of values of a low-cardinality field (Enum, bool, Literal), else None."""
-    annotation = _unwrap(_field_annotation(spec, name))
+    annotation = bare_annotation(_field_annotation(spec, name))
     if typing.get_origin(annotation) is Literal:
         return list(typing.get_args(annotation))
     if isinstance(annotation, type):

@@ -20,7 +20,7 @@ from .executor import Executor, Hook, RetryPolicy
 from .expressions import Condition
 from .paging import CursorCodec, KeyRef
 from .patterns import DeclaredPattern, ExplainRow, Pattern
-from .table import Table
+from .table import Table, declared_table
 from .transaction import Transaction, current_transaction, first_failure, open_transaction
 from .writes import (
     WriteContext,
@@ -65,12 +65,7 @@ class Repository:
     def __init_subclass__(cls, table: Table | None = None, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if table is not None:
-            if not isinstance(table, Table):
-                raise ModelDefinitionError(
-                    f"{cls.__qualname__}: table= must be a singletable Table, got {table!r}"
-                )
-            cls.__singletable_table__ = table
-            cls.table = table
+            cls.__singletable_table__ = cls.table = declared_table(cls, table)
         if "__singletable_table__" not in dir(cls):
             raise ModelDefinitionError(
                 f"{cls.__qualname__} needs a table: class {cls.__qualname__}(Repository, "

@@ -12,7 +12,7 @@ How it plugs in, through the client's own event hooks only:
 
 1. A ``choose-signer.dynamodb`` handler, registered first, takes over a request when
    botocore would sign it with plain ``v4`` (no per-operation auth override, no
-   ``auth_scheme_preference``, no per-request credentials, credentials available). It marks
+   ``auth_scheme_preference``, no per-request credentials). It marks
    the request context and answers ``botocore.UNSIGNED``, so ``RequestSigner`` skips its
    own signing. Anything else gets no answer and botocore signs as usual.
 2. A ``request-created.dynamodb`` handler, registered last, signs the marked request at the
@@ -199,8 +199,6 @@ class SigV4Signer:
             return None
         signing = context.get("signing") or {}
         if signing.get("request_credentials") or signing.get("identity_cache") is not None:
-            return None
-        if self._credentials.get_frozen_credentials().access_key is None:
             return None
         context[_CONTEXT_KEY] = (signing_name, region_name)
         return botocore.UNSIGNED

@@ -406,3 +406,13 @@ def wait_until_active(
             raise TimeoutError(f"table {table_name!r} not ACTIVE after {timeout:.0f} s")
         sleep(delay)
         delay = min(delay * 2, 2.0)
+
+
+def declared_table(owner: type, table: object) -> Table:
+    """``table`` checked as the ``table=`` class argument of ``owner`` (an entity or
+    repository class)."""
+    if not isinstance(table, Table):
+        raise ModelDefinitionError(
+            f"{owner.__qualname__}: table= must be a singletable Table, got {table!r}"
+        )
+    return table

@@ -15,6 +15,7 @@ from singletable import (
     CreatedAt,
     Entity,
     Index,
+    Repository,
     Table,
     Unique,
     UpdatedAt,
@@ -854,3 +855,15 @@ def test_abstract_base_entity_without_table_is_not_compiled():
     assert spec_of(Concrete).type_name == "Concrete"
     with refused("not a concrete entity"):
         spec_of(Base)
+
+
+def test_table_argument_must_be_a_table() -> None:
+    with pytest.raises(ModelDefinitionError, match=r"Thing: table= must be a singletable Table"):
+
+        class Thing(Entity, table="shop", type="THING"):  # type: ignore[arg-type]
+            thing_id: str
+
+    with pytest.raises(ModelDefinitionError, match=r"Repo: table= must be a singletable Table"):
+
+        class Repo(Repository, table={"name": "shop"}):  # type: ignore[arg-type]
+            pass

@@ -296,8 +296,12 @@ def test_leaves_everything_else_to_botocore(overrides: dict[str, Any]) -> None:
     assert _choose(SigV4Signer(KEYS), **overrides) is None
 
 
-def test_leaves_requests_without_credentials_to_botocore() -> None:
-    assert _choose(SigV4Signer(Credentials(None, None))) is None  # type: ignore[arg-type]
+def test_empty_credentials_fail_as_in_botocore() -> None:
+    signer = SigV4Signer(Credentials(None, None))  # type: ignore[arg-type]
+    context: dict[str, Any] = {"auth_type": "v4"}
+    assert _choose(signer, context=context) is botocore.UNSIGNED
+    with pytest.raises(botocore.exceptions.NoCredentialsError):
+        signer.request_created(request=_request(context=context))
 
 
 def test_unmarked_requests_are_not_signed() -> None:
