@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
@@ -465,11 +464,8 @@ def demo_dir(tmp_path: Path) -> Path:
 
 
 def test_demo_end_to_end(demo_dir: Path) -> None:
-    started = time.monotonic()
     result = run_cli("demo", "--example", "demo_shop", cwd=demo_dir)
-    elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
-    assert elapsed < 10, f"the demo took {elapsed:.1f} s"
     explain = {
         "customer": "GetItem",
         "customer_by_email": "Query",
@@ -491,16 +487,14 @@ EXAMPLE = ROOT / "examples" / "ecommerce" / "repository.py"
 
 @pytest.mark.skipif(not EXAMPLE.exists(), reason="examples/ecommerce is not in this checkout")
 def test_demo_of_the_example_shop() -> None:
-    """The README's command: `singletable demo` from the repository root, under 10 s."""
+    """The README's command: `singletable demo` from the repository root (its speed is
+    measured in bench/, not asserted here)."""
     from importlib import import_module
 
     module = import_module("examples.ecommerce.repository")
     explain = {row.pattern: row.operation for row in module.Shop.explain()}
-    started = time.monotonic()
     result = run_cli("demo")
-    elapsed = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
-    assert elapsed < 10, f"the demo took {elapsed:.1f} s"
     check_demo_output(result.stdout, [name for name, _ in module.EXAMPLE_CALLS], explain)
 
 
