@@ -225,7 +225,7 @@ class EntitySpec:
                 annotation = self.cls.model_computed_fields[name].return_type
             from pydantic import TypeAdapter
 
-            adapter = self._adapters[name] = TypeAdapter(annotation)
+            adapter = self._adapters[name] = TypeAdapter(typing.cast(Any, annotation))
         try:
             return adapter.validate_python(value)
         except ValidationError as exc:
@@ -1001,7 +1001,9 @@ def _index_spec(
         options = (
             tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
         )
-        adapter: TypeAdapter[Any] = TypeAdapter(cls.model_fields[fname].annotation)
+        adapter: TypeAdapter[Any] = TypeAdapter(
+            typing.cast(Any, cls.model_fields[fname].annotation)
+        )
         try:
             normalised[fname] = tuple(adapter.validate_python(v) for v in options)
         except ValidationError as exc:
