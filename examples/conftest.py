@@ -12,7 +12,7 @@ import pytest
 from moto_fixtures import NOW, Clock, create_table
 
 from singletable import Entity, Repository
-from singletable.lint import explain_markdown
+from singletable.tools.lint import explain_markdown
 
 if TYPE_CHECKING:
     from moto_fixtures.backends import Backend

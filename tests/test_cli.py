@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from singletable.cli import main
+from singletable.tools.cli import main
 
 from . import lint_models as m
 from .models import Product, Store, shop
@@ -32,7 +32,8 @@ def run_cli(
             sys.executable,
             "-I",
             "-c",
-            "import sys; from singletable.cli import main; raise SystemExit(main(sys.argv[1:]))",
+            "import sys; from singletable.tools.cli import main; "
+            "raise SystemExit(main(sys.argv[1:]))",
             *args,
         ]
     else:
@@ -500,7 +501,7 @@ def test_demo_of_the_example_shop() -> None:
 
 def test_demo_without_moto_says_what_to_install(demo_dir: Path) -> None:
     code = (
-        "import sys; sys.modules['moto'] = None; from singletable.cli import main; "
+        "import sys; sys.modules['moto'] = None; from singletable.tools.cli import main; "
         "raise SystemExit(main(['demo', '--example', 'demo_shop']))"
     )
     result = subprocess.run(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from singletable.lint import check
+from singletable.tools.lint import check
 
 EXAMPLES = [
     ("ecommerce", "Shop"),

@@ -16,8 +16,9 @@ import pytest
 import singletable
 
 INIT = Path(singletable.__file__)
-#: never loaded by an application's imports: CLI, lint, layout, the moto helper, moto itself
-TOOLING = ("singletable.cli", "singletable.lint", "singletable.layout", "singletable.testing")
+#: never loaded by an application's imports: the tools (CLI, lint, layout, demo), the moto
+#: helper, moto itself
+TOOLING = ("singletable.tools", "singletable.testing")
 
 
 def _loaded(code: str) -> list[str]:

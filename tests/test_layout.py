@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from singletable.layout import (
+from singletable.tools.layout import (
     ItemsError,
     Layout,
     build_layout,

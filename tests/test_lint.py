@@ -1,4 +1,4 @@
-"""singletable.lint.check: every rule fires on its model and stays quiet on its twin;
+"""singletable.tools.lint.check: every rule fires on its model and stays quiet on its twin;
 acknowledgements; the key-language analysis behind collisions, overlaps and ordering."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from singletable import Entity, Table
 from singletable.entity import spec_of
-from singletable.lint import (
+from singletable.tools.lint import (
     RULES,
     Finding,
     can_sort_after,
@@ -379,7 +379,7 @@ def test_datetime_and_padded_languages() -> None:
     spec = spec_of(Event)
     assert spec.base.sk is not None
     lang = template_language(spec.base.sk, spec)
-    from singletable.lint import _Lang
+    from singletable.tools.lint.rules import _Lang
 
     literal = _Lang().text("2026-06-01T10:00:00.000000Z")
     assert languages_intersect(lang, literal)

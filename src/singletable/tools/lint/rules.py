@@ -67,14 +67,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from .codec import bare_annotation
+from ...codec import bare_annotation
 
 if TYPE_CHECKING:
-    from .entity import EntitySpec
-    from .expressions import Condition
-    from .keys import KeyTemplate, Placeholder
-    from .patterns import Pattern
-    from .repository import Repository
+    from ...entity import EntitySpec
+    from ...expressions import Condition
+    from ...keys import KeyTemplate, Placeholder
+    from ...patterns import Pattern
+    from ...repository import Repository
 
 EXPLAIN_COLUMNS = ("Pattern", "Operation", "Index", "Key condition", "Entity types", "Order")
 
@@ -411,7 +411,7 @@ def _literal_builder(text: str) -> Callable[[_Lang], object]:
 
 def _value_lang(lang: _Lang, ph: Placeholder, spec: EntitySpec, delimiter: str) -> None:
     """Append the strings a placeholder's field can render."""
-    from .keys import KeyKind, key_type_of
+    from ...keys import KeyKind, key_type_of
 
     domain = _domain(spec, ph.field)
     if domain is not None:
@@ -488,8 +488,8 @@ class _Model:
 
 
 def _model(repository: type[Repository]) -> _Model:
-    from .entity import spec_of
-    from .patterns import DeclaredPattern
+    from ...entity import spec_of
+    from ...patterns import DeclaredPattern
 
     table = repository.__singletable_table__
     patterns: dict[str, Pattern] = {}
@@ -637,7 +637,7 @@ def _rule_key_collision(model: _Model) -> Iterable[Finding]:
 
 
 def _sort_problem(spec: EntitySpec, ph: Placeholder) -> str | None:
-    from .keys import KeyKind, _strftime_is_sortable, key_type_of
+    from ...keys import KeyKind, _strftime_is_sortable, key_type_of
 
     try:
         ktype = key_type_of(_field_annotation(spec, ph.field))
@@ -681,7 +681,7 @@ def _rule_unsortable(model: _Model) -> Iterable[Finding]:
 
 
 def _rule_projection(model: _Model) -> Iterable[Finding]:
-    from .patterns import CollectionPattern, QueryPattern
+    from ...patterns import CollectionPattern, QueryPattern
 
     for name, pattern in model.patterns.items():
         if not isinstance(pattern, (QueryPattern, CollectionPattern)) or pattern.index is None:
@@ -705,7 +705,7 @@ def _rule_projection(model: _Model) -> Iterable[Finding]:
 
 
 def _rule_indexes(model: _Model) -> Iterable[Finding]:
-    from .table import GSI
+    from ...table import GSI
 
     table = model.repository.__singletable_table__
     used: set[str] = set()
@@ -754,7 +754,7 @@ def _rule_indexes(model: _Model) -> Iterable[Finding]:
 
 def _keep_ratio(condition: Condition, spec: EntitySpec) -> tuple[float, str]:
     """A rough share of items a filter keeps, and how it was estimated."""
-    from .expressions import _Between, _Compare, _Function, _In, _Join, _Not, top_field
+    from ...expressions import _Between, _Compare, _Function, _In, _Join, _Not, top_field
 
     def domain_size(path: str) -> int | None:
         values = _domain(spec, top_field(path))
@@ -825,7 +825,7 @@ def _rule_filter(model: _Model) -> Iterable[Finding]:
 
 
 def _sort_templates(pattern: Pattern) -> list[tuple[EntitySpec, KeyTemplate | None]]:
-    from .patterns import CollectionPattern
+    from ...patterns import CollectionPattern
 
     if isinstance(pattern, CollectionPattern):
         return [(spec, plan.sk) for spec, plan in zip(pattern.specs, pattern.sk_plans)]
@@ -833,7 +833,7 @@ def _sort_templates(pattern: Pattern) -> list[tuple[EntitySpec, KeyTemplate | No
 
 
 def _rule_overlap(model: _Model) -> Iterable[Finding]:
-    from .patterns import CollectionPattern, QueryPattern
+    from ...patterns import CollectionPattern, QueryPattern
 
     for name, pattern in model.patterns.items():
         if not isinstance(pattern, (QueryPattern, CollectionPattern)):
@@ -881,7 +881,7 @@ def _rule_overlap(model: _Model) -> Iterable[Finding]:
 
 
 def _rule_collection_order(model: _Model) -> Iterable[Finding]:
-    from .patterns import CollectionPattern
+    from ...patterns import CollectionPattern
 
     for name, pattern in model.patterns.items():
         if not isinstance(pattern, CollectionPattern) or len(pattern.specs) < 2:
@@ -1034,7 +1034,7 @@ def check(
     Pure: no I/O. ``acknowledge`` adds acknowledgements to the repository's
     ``lint_acknowledge``. Findings come errors first, then warnings, then info.
     """
-    from .repository import Repository
+    from ...repository import Repository
 
     if not (isinstance(repository, type) and issubclass(repository, Repository)):
         raise TypeError(f"check() takes a Repository subclass, not {repository!r}")

@@ -103,7 +103,7 @@ def short_repr(value: Any, width: int = RESULT_WIDTH) -> str:
     """A one-line summary of a pattern result (entity, Page, Collection, KeyRef, None)."""
     from pydantic import BaseModel
 
-    from .paging import Collection, KeyRef, Page
+    from ..paging import Collection, KeyRef, Page
 
     def entity(item: Any) -> str:
         if isinstance(item, BaseModel):
@@ -143,9 +143,9 @@ def import_example(name: str) -> ModuleType:
     install run from elsewhere) from the repository that holds this package."""
     import importlib
 
-    from .cli import _put_cwd_on_path
+    from ._paths import put_cwd_on_path
 
-    _put_cwd_on_path()
+    put_cwd_on_path()
     try:
         return importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -166,7 +166,7 @@ def import_example(name: str) -> ModuleType:
 def _example_parts(
     module: ModuleType, repository_name: str
 ) -> tuple[Any, Any, list[tuple[str, dict[str, Any]]]]:
-    from .repository import Repository
+    from ..repository import Repository
 
     repository = getattr(module, repository_name, None)
     if not (isinstance(repository, type) and issubclass(repository, Repository)):
@@ -230,7 +230,7 @@ def _attach(client: Any, log: RequestLog) -> None:
 
 
 def _embedded(stack: contextlib.ExitStack, table: Any, progress: Progress) -> tuple[Any, str]:
-    from .testing import local_table
+    from ..testing import local_table
 
     with progress.step(
         f"starting the embedded DynamoDB (moto, in this process) and creating table {table.name}"

@@ -17,6 +17,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from ._paths import put_cwd_on_path
+
 PROG = "singletable"
 COMMANDS = ("explain", "lint", "schema", "layout", "demo")
 
@@ -40,14 +42,8 @@ class _Parser(argparse.ArgumentParser):
 # -- targets -----------------------------------------------------------------------------------
 
 
-def _put_cwd_on_path() -> None:
-    cwd = os.getcwd()
-    if cwd not in sys.path and "" not in sys.path:
-        sys.path.insert(0, cwd)
-
-
 def _import_failure(module_name: str, exc: BaseException) -> CLIError:
-    from .errors import SingleTableError
+    from ..errors import SingleTableError
 
     if (
         isinstance(exc, ModuleNotFoundError)
@@ -82,7 +78,7 @@ def load_target(spec: str) -> Any:
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise CLIError(f"target {spec!r} must be MODULE:NAME, e.g. myapp.models:Shop")
-    _put_cwd_on_path()
+    put_cwd_on_path()
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:
@@ -103,7 +99,7 @@ def load_target(spec: str) -> Any:
 
 
 def load_repository(spec: str) -> Any:
-    from .repository import Repository
+    from ..repository import Repository
 
     target = load_target(spec)
     if isinstance(target, type) and issubclass(target, Repository) and target is not Repository:
@@ -115,9 +111,9 @@ def load_repository(spec: str) -> Any:
 
 
 def load_table(spec: str) -> Any:
-    from .entity import Entity
-    from .repository import Repository
-    from .table import Table
+    from ..entity import Entity
+    from ..repository import Repository
+    from ..table import Table
 
     target = load_target(spec)
     if isinstance(target, Table):
@@ -191,7 +187,7 @@ def _live_client(endpoint: str | None, region: str | None) -> Any:
 
 
 def cmd_layout(args: argparse.Namespace) -> int:
-    from .errors import SingleTableError
+    from ..errors import SingleTableError
     from .layout import ItemsError, build_layout, load_items, render_html, render_text, scan_items
 
     if args.items and args.table:
@@ -287,7 +283,7 @@ paginated Scan: an inspection tool, never an access pattern."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .. import __version__
 
     parser = _Parser(
         prog=PROG,

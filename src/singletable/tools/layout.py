@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from .entity import EntitySpec
-    from .patterns import ExplainRow, Pattern
-    from .repository import Repository
+    from ..entity import EntitySpec
+    from ..patterns import ExplainRow, Pattern
+    from ..repository import Repository
 
 WIRE_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"})
 GUARD_TYPE = "__unique__"
@@ -227,7 +227,7 @@ def _call_label(name: str, values: Mapping[str, Any]) -> str:
 
 
 def _entity_specs(repository: type[Repository]) -> dict[str, EntitySpec]:
-    from .entity import spec_of
+    from ..entity import spec_of
 
     table = repository.__singletable_table__
     return {name: spec_of(cls) for name, cls in table.entities.items()}
@@ -238,7 +238,7 @@ def _row_order(row: Row, sk_attr: str | None) -> str:
 
 
 def _evaluate_get(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
-    from .errors import SingleTableError
+    from ..errors import SingleTableError
 
     spec = pattern.spec
     view = _view(pattern)
@@ -268,8 +268,8 @@ def _view(pattern: Any) -> PatternView:
 
 
 def _evaluate_keyed(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
-    from .errors import SingleTableError
-    from .patterns import QueryPattern, _within
+    from ..errors import SingleTableError
+    from ..patterns import QueryPattern, _within
 
     view = _view(pattern)
     plan = pattern.plan
@@ -332,7 +332,7 @@ def _evaluate_keyed(pattern: Any, repo: Repository, rows: Sequence[Row]) -> Patt
 
 
 def _parses_as(spec: EntitySpec, row: Row) -> bool:
-    from .errors import SingleTableError
+    from ..errors import SingleTableError
 
     base = spec.base
     try:
@@ -349,7 +349,7 @@ def _parses_as(spec: EntitySpec, row: Row) -> bool:
 
 
 def _evaluate(pattern: Pattern, repo: Repository, rows: Sequence[Row]) -> PatternView:
-    from .patterns import GetPattern, _KeyedPattern
+    from ..patterns import GetPattern, _KeyedPattern
 
     if isinstance(pattern, GetPattern):
         return _evaluate_get(pattern, repo, rows)
@@ -364,7 +364,7 @@ def build_layout(
     repository: type[Repository], items: Iterable[Mapping[str, Any]], *, source: str = ""
 ) -> Layout:
     """Group ``items`` by partition and evaluate every pattern of ``repository`` on them."""
-    from .patterns import DeclaredPattern
+    from ..patterns import DeclaredPattern
 
     table = repository.__singletable_table__
     specs = _entity_specs(repository)
