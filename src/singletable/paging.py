@@ -3,7 +3,8 @@
 A cursor is ``1.<payload>`` or, with a ``cursor_secret``, ``1.<payload>.<signature>``:
 base64url JSON holding the exclusive start key and a hash binding it to the pattern, index,
 key-condition values, filter parameters and order; the signature is HMAC-SHA256 over the
-token text. Anything else raises :class:`InvalidCursor`.
+token text. Anything else raises :class:`InvalidCursor`: cursors come from clients, so decoding
+treats them as hostile input (bounded length, base64url text only, JSON of exactly that shape).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -26,6 +28,13 @@ T = TypeVar("T")
 E = TypeVar("E", bound="Entity")
 
 CURSOR_VERSION = "1"
+# Longer than any cursor this module writes: four key attributes within DynamoDB's key limits
+# (6,144 bytes), each byte at most six characters of JSON, then base64 (4/3) and a signature.
+MAX_CURSOR_CHARS = 65_536
+# The largest key attribute value DynamoDB accepts (a partition key's 2,048 bytes).
+_MAX_KEY_BYTES = 2048
+_B64URL = re.compile(r"[A-Za-z0-9_-]+")
+_NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 
 class Page(Generic[T]):
@@ -163,9 +172,14 @@ class CursorCodec:
         signed as configured, bound to ``binding`` and holds exactly ``attributes``."""
         if not isinstance(cursor, str) or not cursor:
             raise InvalidCursor("the cursor is not a non-empty string")
+        if len(cursor) > MAX_CURSOR_CHARS:
+            raise InvalidCursor("the cursor is longer than any cursor this library writes")
         parts = cursor.split(".")
         if parts[0] != CURSOR_VERSION or len(parts) not in (2, 3):
             raise InvalidCursor("the cursor is malformed or from another version")
+        # (base64's decoder would skip other characters; compare_digest refuses non-ASCII.)
+        if not all(_B64URL.fullmatch(part) for part in parts[1:]):
+            raise InvalidCursor("the cursor is malformed (not base64url text)")
         if self._secrets:
             if len(parts) != 3:
                 raise InvalidCursor("the cursor is not signed, but this repository signs cursors")
@@ -184,14 +198,29 @@ class CursorCodec:
             if not isinstance(wire, dict):
                 raise TypeError
             key: dict[str, Any] = {}
-            for attr, (tag, raw) in wire.items():
-                if tag not in ("S", "N", "B") or not isinstance(raw, str):
+            for attr, pair in wire.items():
+                if not isinstance(pair, list) or len(pair) != 2:
+                    raise TypeError
+                tag, raw = pair
+                if not isinstance(raw, str) or not _valid_key_value(tag, raw):
                     raise TypeError
                 key[attr] = {tag: _unb64(raw) if tag == "B" else raw}
-        except (ValueError, TypeError, KeyError, binascii.Error, UnicodeDecodeError):
+        # RecursionError: JSON nested deeper than the parser's recursion limit.
+        except (ValueError, TypeError, KeyError, RecursionError, binascii.Error, UnicodeError):
             raise InvalidCursor("the cursor is malformed") from None
         if bound != binding:
             raise InvalidCursor("the cursor belongs to another pattern, partition, filter or order")
         if frozenset(key) != attributes:
             raise InvalidCursor("the cursor does not hold this index's key attributes")
         return key
+
+
+def _valid_key_value(tag: Any, raw: str) -> bool:
+    """``raw`` could be a key attribute value of type ``tag`` (what DynamoDB would accept)."""
+    if tag == "S":
+        return len(raw.encode()) <= _MAX_KEY_BYTES  # (a lone surrogate raises UnicodeError)
+    if tag == "N":
+        return len(raw) <= 200 and _NUMBER.fullmatch(raw) is not None
+    if tag == "B":
+        return len(raw) <= _MAX_KEY_BYTES * 4 // 3 + 4 and _B64URL.fullmatch(raw) is not None
+    return False
