@@ -122,9 +122,22 @@ def test_lint_clean_model(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_lint_acknowledged_error_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = cli(capsys, "lint", "tests.lint_models:AcknowledgedErrors")
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:AcknowledgedErrors", "--verbose")
     assert status == 0
     assert "ACKNOWLEDGED" in out and "different alphabets" in out
+
+
+def test_lint_collapses_acknowledged_findings_unless_verbose(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = cli(capsys, "lint", "tests.lint_models:AcknowledgedErrors")
+    assert status == 0
+    assert "ACKNOWLEDGED" not in out and "different alphabets" not in out
+    assert "1 acknowledged finding (lint --verbose shows it)" in out.splitlines()
+    assert "prefix-overlap [cart.WishItem]" in out  # open findings are still listed
+    for flag in ([], ["--verbose"], ["-v"]):  # --verbose never changes the exit status
+        assert cli(capsys, "lint", "tests.lint_models:CollidingRepo", *flag)[0] == 1
+        assert cli(capsys, "lint", "tests.lint_models:AcknowledgedErrors", *flag)[0] == 0
 
 
 def test_lint_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -29,9 +29,9 @@ from singletable.tools.layout import (
     build_layout,
     load_items,
     parse_items,
-    render_html,
     render_text,
 )
+from singletable.tools.layout_html import render_html
 
 from .models import (
     Customer,

@@ -269,9 +269,32 @@ def test_acknowledged_findings_are_marked_and_keep_their_severity() -> None:
     reasons = {f.subject: f.acknowledged for f in findings}
     assert reasons["Job"] == "a small work queue, deliberate"
     assert all(f.severity == "warning" for f in findings)
-    text = format_text(m.HotAcknowledged, findings)
+    text = format_text(m.HotAcknowledged, findings, verbose=True)
     assert "ACKNOWLEDGED" in text and "a small work queue, deliberate" in text
     assert "3 acknowledged" in text
+
+
+def test_acknowledged_findings_collapse_into_one_line_unless_verbose() -> None:
+    findings = check(m.HotAcknowledged)
+    lines = format_text(m.HotAcknowledged, findings).splitlines()
+    assert lines == [
+        "3 acknowledged findings (lint --verbose shows them)",
+        "HotAcknowledged: 0 errors, 0 warnings, 0 info, 3 acknowledged -> passes",
+    ]
+    verbose = format_text(m.HotAcknowledged, findings, verbose=True).splitlines()
+    assert sum(line.startswith("ACKNOWLEDGED ") for line in verbose) == 3
+    assert verbose[-1] == lines[-1]
+    assert "--verbose" not in "".join(verbose)
+
+
+def test_open_findings_are_listed_beside_the_collapsed_line() -> None:
+    findings = check(m.AcknowledgedErrors)
+    open_findings = [f for f in findings if f.acknowledged is None]
+    text = format_text(m.AcknowledgedErrors, findings)
+    assert all(f"{f.code} [{f.subject}]" in text for f in open_findings)
+    assert "ACKNOWLEDGED" not in text
+    count = len(findings) - len(open_findings)
+    assert f"{count} acknowledged finding" in text
 
 
 def test_subject_prefix_covers_sub_subjects() -> None:
@@ -379,8 +402,8 @@ def test_datetime_and_padded_languages() -> None:
     spec = spec_of(Event)
     assert spec.base.sk is not None
     lang = template_language(spec.base.sk, spec)
-    from singletable.tools.lint.rules import _Lang
+    from singletable.tools.lint.languages import Lang
 
-    literal = _Lang().text("2026-06-01T10:00:00.000000Z")
+    literal = Lang().text("2026-06-01T10:00:00.000000Z")
     assert languages_intersect(lang, literal)
-    assert not languages_intersect(lang, _Lang().text("2026-06-01"))
+    assert not languages_intersect(lang, Lang().text("2026-06-01"))

@@ -157,7 +157,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if args.format == "json":
         _write(format_json(repository, findings))
     else:
-        _write(format_text(repository, findings))
+        _write(format_text(repository, findings, verbose=args.verbose))
     return exit_status(findings)
 
 
@@ -188,7 +188,8 @@ def _live_client(endpoint: str | None, region: str | None) -> Any:
 
 def cmd_layout(args: argparse.Namespace) -> int:
     from ..errors import SingleTableError
-    from .layout import ItemsError, build_layout, load_items, render_html, render_text, scan_items
+    from .layout import ItemsError, build_layout, load_items, render_text, scan_items
+    from .layout_html import render_html
 
     if args.items and args.table:
         args.parser.error("--table reads a live table; it cannot be combined with --items")
@@ -259,7 +260,7 @@ Model checks and tools for singletable repositories.
   singletable lint myapp.models:Shop             key design checks (exit 1 on errors)
   singletable schema myapp.models:shop           CreateTable JSON / CloudFormation
   singletable layout myapp.models:Shop --items items.json [--html layout.html]
-  singletable demo                               the example shop on an embedded DynamoDB
+  singletable demo [--layout shop.html]          the demo shop on an embedded DynamoDB
 
 Targets are MODULE:NAME; the current directory is on the import path."""
 
@@ -271,7 +272,8 @@ errors make the exit status 1. Acknowledge a deliberate finding on the repositor
         lint_acknowledge = {"hot-partition:Order.GSI2": "sparse queue index, deliberate"}
 
 "code:subject" also covers subjects below it ("hot-partition:Order" covers Order.GSI2);
-a bare "code" covers every finding of that code. Codes: scan, key-collision,
+a bare "code" covers every finding of that code. Acknowledged findings are counted in one
+line; --verbose lists each with its reason. Codes: scan, key-collision,
 unsortable-sort-key, projection-mismatch, hot-partition, prefix-overlap, unused-index,
 too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag."""
 
@@ -312,6 +314,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list acknowledged findings with their reasons (text output collapses them into "
+        "one line; json always lists them)",
+    )
     lint.set_defaults(handler=cmd_lint)
 
     schema = commands.add_parser(

@@ -1,24 +1,80 @@
-"""Model checks: the access-pattern table (explain) and the lint rules."""
+"""Model checks: the access-pattern table (explain) and the lint rules.
 
-from .rules import (
-    RULES,
-    SEVERITIES,
-    Finding,
-    Severity,
+``check(Repo)`` inspects a repository class, its table and every entity declared on that table,
+without any I/O, and returns :class:`Finding` objects. Each has a stable ``code``, a
+``severity`` (``"error"``, ``"warning"`` or ``"info"``), a ``subject`` (what it is about), a
+``message`` and a fix ``hint``. Only unacknowledged errors fail ``singletable lint``.
+
+Rules (code, severity, subject):
+
+==========================  ========  ==========================================================
+``scan``                    error     pattern: anything that would be sent as a Scan
+``key-collision``           error     ``A+B`` or ``A+B.INDEX``: two entity types whose keys on
+                                      one index can render equal strings (the same item)
+``unsortable-sort-key``     error     ``Entity`` or ``Entity.INDEX``: a sort-key segment that
+                                      does not sort like its value (bare number, strftime out of
+                                      order); also refused at definition time
+``projection-mismatch``     error     pattern: a KEYS_ONLY/INCLUDE index read for whole
+                                      entities without ``keys_only=`` or ``hydrate=``
+``hot-partition``           warning   ``Entity`` or ``Entity.INDEX``: a partition key template
+                                      with no placeholder, or only Enum/bool/Literal ones
+``prefix-overlap``          warning   ``pattern.Entity``: the pattern's ``begins_with`` prefix
+                                      also matches another type's sort keys in its partition
+``unused-index``            warning   index: declared on the table, read by no pattern
+``too-many-indexes``        warning   table: more than 5 global secondary indexes
+``unread-index``            warning   ``Entity.INDEX``: the entity writes index keys that no
+                                      pattern reads (write amplification)
+``collection-parent-order`` warning   pattern: the collection's first (parent) type does not
+                                      sort first in the collection's order
+``filter``                  info      pattern: a server-side filter, with a waste estimate
+``implicit-type-tag``       info      ``Entity``: no ``type=``, so renaming the class orphans
+                                      its stored items
+``unused-acknowledgement``  info      acknowledgement key that matches no finding
+``invalid-acknowledgement`` error     acknowledgement key with an unknown code or no reason
+==========================  ========  ==========================================================
+
+Acknowledging a deliberate finding: give the repository a ``lint_acknowledge`` mapping from
+``"code:subject"`` to the reason::
+
+    class Shop(Repository, table=shop):
+        lint_acknowledge = {
+            "hot-partition:Order.GSI2": "sparse queue index of pending orders, deliberate",
+            "implicit-type-tag": "type tags are the class names on purpose",
+        }
+
+A key ``"code:subject"`` matches findings with that code whose subject is ``subject`` or lies
+under it (``"hot-partition:Order"`` also covers ``Order.GSI2``); a bare ``"code"`` matches every
+finding of that code. The reason must be a non-empty string. Acknowledged findings never fail
+the command, and the text output collapses them into one line (``format_text(...,
+verbose=True)`` or ``singletable lint --verbose`` lists each with its reason). An
+acknowledgement that matches nothing is reported as ``unused-acknowledgement`` so stale ones
+get cleaned up. Subclasses inherit the mapping (extend it with ``{**Base.lint_acknowledge,
+...}``), and ``check(Repo, acknowledge={...})`` adds more.
+
+The package: ``findings`` (the ``Finding`` record and ``RULES``), ``languages`` (key templates
+as regular languages, so collisions, overlaps and orders are decided exactly), ``rules`` (one
+generator per rule, and ``check``), ``report`` (explain tables, acknowledgements, text and JSON
+output). It is tooling, never imported by the library, so it uses dataclasses freely (the
+library avoids them for import time).
+"""
+
+from .findings import RULES, SEVERITIES, Finding, Severity, exit_status, summary
+from .languages import can_sort_after, languages_intersect, template_language
+from .report import (
+    ACKNOWLEDGE_ATTRIBUTE,
+    EXPLAIN_COLUMNS,
     acknowledgements,
-    can_sort_after,
-    check,
-    exit_status,
     explain_json,
     explain_markdown,
     format_json,
     format_text,
-    languages_intersect,
-    summary,
-    template_language,
 )
+from .rules import MAX_GSIS, check
 
 __all__ = [
+    "ACKNOWLEDGE_ATTRIBUTE",
+    "EXPLAIN_COLUMNS",
+    "MAX_GSIS",
     "RULES",
     "SEVERITIES",
     "Finding",
