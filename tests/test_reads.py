@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from singletable import query
 from singletable.errors import (
     InvalidCursor,
     KeyTemplateError,
     MultipleResultsError,
+    PatternArgumentError,
     TableNotFound,
 )
 from singletable.paging import KeyRef, Page
@@ -29,6 +31,7 @@ from .models import (
     SeasonRating,
     Shop,
     Status,
+    shop,
 )
 
 DAY = timedelta(days=1)
@@ -333,3 +336,52 @@ def test_reserved_words_and_unicode_values(game_repo: Leaderboard) -> None:
     player = game_repo.player_by_handle(handle="名前")
     assert player is not None and player.player_id == "ü-𝄞-1"
     assert game_repo.player(player_id="ü-𝄞-1") == player
+
+
+class DeclaredShop(Shop):
+    @query(Order, order="desc")
+    def recent(self, *, customer_id: str, limit: int | None = None) -> Page[Order]:
+        """Never run: the signature is the declaration."""
+        raise NotImplementedError
+
+
+def test_unknown_keywords_are_refused_before_sending(
+    make_repo: Any, game_repo: Leaderboard, recorder: Any
+) -> None:
+    """Issue 11, point 8: an unknown call keyword on any pattern kind is a pattern-argument
+    error (also a TypeError) naming it, and nothing is sent."""
+    repo: DeclaredShop = make_repo(DeclaredShop, shop)
+    put_raw(repo, Customer(customer_id="42", name="Ann", email="ann@example.com"))
+    for i in range(3):
+        put_raw(repo, order(i))
+    calls: list[tuple[Any, str]] = [
+        (lambda: repo.customer(customer_id="42", colour="red"), "colour"),
+        (lambda: repo.customer(custmer_id="42"), "custmer_id"),
+        (lambda: repo.customer(customer_id="42", where=None), "where"),
+        (lambda: repo.customer_orders(customer_id="42", limt=5), "limt"),
+        (lambda: repo.customer_orders.first(customer_id="42", limt=5), "limt"),
+        (lambda: repo.customer_orders.count(customer_id="42", limt=5), "limt"),
+        (lambda: list(repo.customer_orders.pages(customer_id="42", limt=5)), "limt"),
+        (lambda: list(repo.customer_orders.all(customer_id="42", limt=5)), "limt"),
+        (lambda: repo.customer_by_email(email="ann@example.com", colour="red"), "colour"),
+        (lambda: repo.order_refs(order_id="A000", colour="red"), "colour"),
+        (lambda: repo.order_by_id(order_id="A000", colour="red"), "colour"),
+        (lambda: repo.customer_home(customer_id="42", order_id="A000"), "order_id"),
+        (lambda: repo.customer_home.all(customer_id="42", colour="red"), "colour"),
+        (lambda: repo.big_orders(customer_id="42", min_totl=Decimal(1)), "min_totl"),
+        (lambda: repo.recent(customer_id="42", limt=5), "limt"),
+        (lambda: repo.recent.first(customer_id="42", limt=5), "limt"),
+        (lambda: game_repo.season_top(season="s1", rating__begins_with=5), "rating__begins_with"),
+    ]
+    for call, keyword in calls:
+        with recorder.expect(), pytest.raises(PatternArgumentError) as excinfo:
+            call()
+        err = excinfo.value
+        assert isinstance(err, TypeError) and err.code == "pattern-argument"
+        assert err.key == keyword and repr(keyword) in str(err)
+    # the valid calls still work (first's own max_pages is not a signature keyword)
+    with recorder.expect("Query"):
+        newest = repo.recent.first(customer_id="42", max_pages=2)
+    assert newest is not None and newest.order_id == "A002"
+    with recorder.expect("Query"):
+        assert [o.order_id for o in repo.recent(customer_id="42", limit=2)] == ["A002", "A001"]

@@ -57,6 +57,22 @@ class InvalidRequestError(SingleTableError):
     code = "invalid-request"
 
 
+class PatternArgumentError(InvalidRequestError, TypeError):
+    """An access pattern was called with a keyword it does not take (a misspelt field, a
+    lookup the field has no use for, ``where=`` on a get...). Also a ``TypeError``, as
+    Python's own unexpected-keyword error is. ``key`` is the first such keyword,
+    ``accepted`` the keywords the pattern takes. Nothing was sent."""
+
+    code = "pattern-argument"
+
+    def __init__(
+        self, message: str, *, key: Any = None, pattern: str = "", accepted: Sequence[str] = ()
+    ) -> None:
+        super().__init__(message, key=key)
+        self.pattern = pattern
+        self.accepted = tuple(accepted)
+
+
 class ItemEncodeError(SingleTableError):
     """A field value cannot be stored in DynamoDB (NaN, more than 38 significant digits, ...)."""
 
@@ -207,6 +223,7 @@ __all__ = [
     "ModelDefinitionError",
     "MultipleResultsError",
     "NotFound",
+    "PatternArgumentError",
     "ServiceError",
     "SingleTableError",
     "TableNotFound",

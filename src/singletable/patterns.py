@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -33,9 +33,10 @@ from .errors import (
     KeyTemplateError,
     ModelDefinitionError,
     MultipleResultsError,
+    PatternArgumentError,
 )
 from .expressions import CompileContext, Condition, ExpressionBuilder
-from .keys import CALL_KEYWORDS, SENTINEL, KeyTemplate, SortCondition
+from .keys import CALL_KEYWORDS, SENTINEL, KeyKind, KeyTemplate, SortCondition, key_type_of
 from .paging import Collection, KeyRef, Page, binding_of
 from .record import FrozenRecord
 from .table import IndexKeys, Table
@@ -51,6 +52,10 @@ PatternT = TypeVar("PatternT")
 
 Order = Literal["asc", "desc"]
 RANGE_OPS = ("gt", "gte", "lt", "lte", "between", "begins_with")
+#: The comparisons (every lookup but ``begins_with``): they exist on every sort-key field, and
+#: are refused with KeyTemplateError where a bound cannot be exact (DESIGN: Access patterns).
+COMPARISON_OPS = ("gt", "gte", "lt", "lte", "between")
+_NUMBER_KINDS = (KeyKind.INT, KeyKind.DECIMAL)
 _SORT_EXPRESSIONS = {
     "=": "#sk = :sk",
     "begins_with": "begins_with(#sk, :sk)",
@@ -218,10 +223,27 @@ class GetPattern(Pattern, Generic[E]):
         where = f"{repository.__qualname__}.{self.name}"
         self.spec = _entity_spec(self.entity, where)
         _check_table(self.spec, table, where)
+        self.accepted: tuple[str, ...] = self.spec.primary_fields
 
     def keywords(self) -> tuple[set[str], set[str]]:
         fields = set(self.spec.primary_fields)
         return fields, fields
+
+    def argument_error(self, keys: Iterable[str]) -> PatternArgumentError | None:
+        """The error for keywords that are not key fields (None when every one is)."""
+        unknown = set(keys).difference(self.accepted)
+        if not unknown:
+            return None
+        reasons = {}
+        for name in unknown:
+            split = _split_lookup(name)
+            if split is not None and split[0] in self.accepted:
+                reasons[name] = (
+                    f"a get takes the exact value of {split[0]}; lookups are for queries"
+                )
+            elif name == "where":
+                reasons[name] = "a get reads one item by its key: filters are for queries"
+        return pattern_argument_error(self.name, unknown, self.accepted, reasons=reasons)
 
     def explain(self) -> ExplainRow:
         base = self.spec.base
@@ -264,10 +286,16 @@ class BoundGet(Bound["GetPattern[E]"], Generic[E]):
     def params(self, **keys: Any) -> dict[str, Any]:
         """The exact GetItem request (no I/O)."""
         pattern = self.pattern
-        params: dict[str, Any] = {
-            "TableName": self.repo.table_name,
-            "Key": pattern.spec.key_of_fields(keys),
-        }
+        try:
+            key = pattern.spec.key_of_fields(keys)
+        except KeyTemplateError:
+            # Only now (the valid path pays nothing): a keyword that is not a key field is
+            # reported as such, before a missing or badly-valued key field.
+            error = pattern.argument_error(keys)
+            if error is not None:
+                raise error from None
+            raise
+        params: dict[str, Any] = {"TableName": self.repo.table_name, "Key": key}
         if pattern.consistent:
             params["ConsistentRead"] = True
         if self.repo.return_consumed_capacity:
@@ -361,6 +389,41 @@ def _split_lookup(name: str) -> tuple[str, str] | None:
     return None
 
 
+def pattern_argument_error(
+    pattern: str,
+    unknown: Iterable[str],
+    accepted: Sequence[str],
+    *,
+    known: Iterable[str] = (),
+    reasons: Mapping[str, str] | None = None,
+) -> PatternArgumentError:
+    """The error for call keywords a pattern does not take (built only when raising).
+
+    ``accepted`` is what the message lists (the keywords that make sense), ``known`` adds those
+    the pattern understands but refuses in some positions (near-miss suggestions come from
+    both); ``reasons`` explains a keyword better than a suggestion can.
+    """
+    import difflib  # error path only: not an import-time cost
+
+    names = sorted(unknown)
+    candidates = sorted({*accepted, *known})
+    notes = []
+    for name in names:
+        reason = (reasons or {}).get(name)
+        if reason is None:
+            close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+            reason = f"did you mean {close[0]!r}?" if close else None
+        notes.append(f"{name!r} ({reason})" if reason else repr(name))
+    what = "an unknown keyword" if len(names) == 1 else "unknown keywords"
+    takes = ", ".join(accepted) if accepted else "no keywords"
+    return PatternArgumentError(
+        f"{pattern} got {what} {', '.join(notes)}; it accepts {takes}",
+        key=names[0],
+        pattern=pattern,
+        accepted=accepted,
+    )
+
+
 class _KeyedPattern(Pattern):
     """Compiles ``PK = … [AND sort condition]`` requests from call keywords."""
 
@@ -389,6 +452,64 @@ class _KeyedPattern(Pattern):
             raise ModelDefinitionError(
                 f"{where}: Param({sorted(clash)[0]!r}) clashes with a key field or call keyword"
             )
+        self._plan_keywords()
+
+    def _plan_keywords(self) -> None:
+        """What the call keywords mean, decided once per pattern (calls look names up).
+
+        ``_lookups`` maps every lookup that exists on a sort-key field to ``(field, op)``:
+        the comparisons on every sort-key field (refused with KeyTemplateError where a bound
+        cannot be exact), ``begins_with`` on the fields whose rendering is their readable text
+        (not numbers: ``{n:sortable}`` is an encoding and a digit prefix is no numeric range).
+        ``_known`` is every keyword the pattern understands; ``accepted`` lists, for messages,
+        those that make sense: range lookups only where they are exact.
+        """
+        spec = self.specs[0]
+        sk = self.plan.sk
+        lookups: dict[str, tuple[str, str]] = {}
+        accepted: list[str] = list(self.plan.pk.fields)
+        for ph in sk.placeholders if sk is not None else ():
+            assert sk is not None
+            field = ph.field
+            accepted.append(field)
+            ops = COMPARISON_OPS if self._is_number(spec, field) else RANGE_OPS
+            exact = sk.is_rangeable(field) and not (ph.is_text and sk.escape)
+            for op in ops:
+                lookups[f"{field}__{op}"] = (field, op)
+                if exact or op == "begins_with":
+                    accepted.append(f"{field}__{op}")
+        accepted += sorted(self.filter_params)
+        accepted += ["limit", "cursor"]
+        self._lookups = lookups
+        self._sk_field_set = frozenset(sk.fields if sk is not None else ())
+        self.accepted: tuple[str, ...] = tuple(accepted)
+        self._known = frozenset(accepted) | lookups.keys()
+
+    @staticmethod
+    def _is_number(spec: EntitySpec, field: str) -> bool:
+        info = spec.cls.model_fields.get(field)
+        if info is None:
+            return False
+        return key_type_of(info.annotation).kind in _NUMBER_KINDS
+
+    def argument_error(self, unknown: Iterable[str]) -> PatternArgumentError:
+        reasons = {}
+        pk_fields = self.plan.pk.fields
+        for name in unknown:
+            split = _split_lookup(name)
+            if split is None:
+                continue
+            field, op = split
+            if field in pk_fields:
+                reasons[name] = f"{field} is in the partition key, which takes one exact value"
+            elif field in self._sk_field_set and op == "begins_with":
+                reasons[name] = (
+                    f"{field} is a number and begins_with compares text; use {field}__gte, "
+                    f"{field}__lt or {field}__between"
+                )
+        return pattern_argument_error(
+            self.name, unknown, self.accepted, known=self._known, reasons=reasons
+        )
 
     def _default_sort(self) -> SortCondition | None:
         """The sort-key condition when the pattern has no sort-key template (collections)."""
@@ -399,9 +520,7 @@ class _KeyedPattern(Pattern):
 
     def keywords(self) -> tuple[set[str], set[str]]:
         required = set(self.plan.pk.fields) | self.filter_params
-        accepted = required | self._sk_fields() | {"limit", "cursor"}
-        accepted |= {f"{f}__{op}" for f in self._sk_fields() for op in RANGE_OPS}
-        return required, accepted
+        return required, set(self._known)
 
     def key_condition_text(self) -> str:
         keys = self.plan.keys
@@ -423,6 +542,8 @@ class _KeyedPattern(Pattern):
 
     def compile(self, repo: Repository, kwargs: dict[str, Any]) -> CompiledQuery:
         """The Query request for call keywords (pure; no I/O)."""
+        if not self._known.issuperset(kwargs):  # no set built on the valid path
+            raise self.argument_error(kwargs.keys() - self._known)
         kw = dict(kwargs)
         limit = kw.pop("limit", None)
         cursor = kw.pop("cursor", None)
@@ -442,32 +563,23 @@ class _KeyedPattern(Pattern):
         lookup: tuple[str, str, Any] | None = None
         pk_values: dict[str, Any] = {}
         sk_values: dict[str, Any] = {}
-        sk_fields = self._sk_fields()
-        extra: list[str] = []
-        for name, value in kw.items():
-            if name in plan.pk.fields:
+        sk_fields = self._sk_field_set
+        lookups = self._lookups
+        pk_fields = plan.pk.fields
+        for name, value in kw.items():  # every name is known (checked above)
+            if name in pk_fields:
                 pk_values[name] = value
             elif name in sk_fields:
                 sk_values[name] = value
             else:
-                split = _split_lookup(name)
-                if split is None or split[0] not in sk_fields:
-                    extra.append(name)
-                    continue
                 if lookup is not None:
                     raise KeyTemplateError(
                         f"{self.name}: one range lookup per query (DynamoDB allows one sort-key "
                         f"condition); got {lookup[0]}__{lookup[1]} and {name}",
                         key=name,
                     )
-                field, op = split
+                field, op = lookups[name]
                 lookup = (field, op, value)
-        if extra:
-            raise KeyTemplateError(
-                f"{self.name} got unexpected keyword(s) {', '.join(sorted(extra))}; it takes "
-                f"{', '.join(sorted(self.keywords()[1]))}",
-                key=sorted(extra)[0],
-            )
         missing = [f for f in plan.pk.fields if f not in pk_values]
         if missing:
             raise KeyTemplateError(
@@ -1124,8 +1236,23 @@ class DeclaredPattern(Generic[P, R]):
     def explain(self) -> ExplainRow:
         return self.pattern.explain()
 
+    def argument_error(self, kwargs: Mapping[str, Any], exc: TypeError) -> PatternArgumentError:
+        """Python's binding error as a pattern-argument error naming the pattern."""
+        accepted = list(self.signature.parameters)[1:]  # after self
+        unknown = kwargs.keys() - set(accepted)
+        if unknown:
+            return pattern_argument_error(self.name, unknown, accepted)
+        return PatternArgumentError(
+            f"{self.name}: {exc}; it accepts {', '.join(accepted)}",
+            pattern=self.name,
+            accepted=accepted,
+        )
+
     def keywords(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
-        bound = self.signature.bind(None, *args, **kwargs)
+        try:
+            bound = self.signature.bind(None, *args, **kwargs)
+        except TypeError as exc:
+            raise self.argument_error(kwargs, exc) from None
         bound.apply_defaults()
         arguments = dict(bound.arguments)
         arguments.pop(next(iter(self.signature.parameters)))
@@ -1161,7 +1288,8 @@ class BoundDeclared(Generic[P, R]):
         return self.inner.all(**self.declared.keywords(args, kwargs))
 
     def first(self, *args: P.args, **kwargs: P.kwargs) -> Any:
-        return self.inner.first(**self.declared.keywords(args, kwargs))
+        max_pages = kwargs.pop("max_pages", 10)  # first's own keyword, never a signature's
+        return self.inner.first(max_pages=max_pages, **self.declared.keywords(args, kwargs))
 
     def count(self, *args: P.args, **kwargs: P.kwargs) -> int:
         return self.inner.count(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]

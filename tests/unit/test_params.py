@@ -9,9 +9,17 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from singletable import Attr, Repository, collection, get, query
-from singletable.errors import KeyTemplateError, ModelDefinitionError
+from singletable.errors import (
+    InvalidRequestError,
+    KeyTemplateError,
+    ModelDefinitionError,
+    PatternArgumentError,
+    SingleTableError,
+)
 from singletable.keys import SENTINEL
 from tests.models import (
     Customer,
@@ -206,7 +214,6 @@ def test_hooks_add_consumed_capacity() -> None:
     ("call", "culprit"),
     [
         (lambda r: r.customer_orders.params(), "customer_id"),
-        (lambda r: r.customer_orders.params(customer_id="1", colour="red"), "colour"),
         (lambda r: r.customer_orders.params(customer_id="1", order_id="A1"), "order_id"),
         (lambda r: r.customer_orders.params(customer_id="1#2"), "customer_id"),
         (lambda r: r.customer_orders.params(customer_id=""), "customer_id"),
@@ -437,3 +444,223 @@ def test_collection_narrows_to_the_common_sort_key_literal() -> None:
     assert params["KeyConditionExpression"] == "#pk = :pk AND begins_with(#sk, :sk)"
     assert params["ExpressionAttributeValues"][":sk"] == {"S": "MSG#"}
     assert Threads.table is table
+
+
+# -- unknown call keywords: pattern-argument ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "keyword"),
+    [
+        (lambda r: r.customer.params(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer.params(custmer_id="1"), "custmer_id"),  # and customer_id missing
+        (lambda r: r.customer.params(customer_id="1", where=Attr("name").eq("x")), "where"),
+        (lambda r: r.customer.params(customer_id__gt="1"), "customer_id__gt"),
+        (lambda r: r.customer_orders.params(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer_orders.params(customer_id="1", limt=5), "limt"),
+        (lambda r: r.customer_orders.params(custmer_id="1"), "custmer_id"),
+        (lambda r: r.customer_orders.params(customer_id__gt="1"), "customer_id__gt"),
+        (
+            lambda r: r.customer_orders.params(customer_id="1", created_at__gtt=T0),
+            "created_at__gtt",
+        ),
+        (lambda r: r.customer_orders.params(customer_id="1", total__gt=5), "total__gt"),
+        (lambda r: r.customer_orders.params(customer_id="1", order="asc"), "order"),
+        (lambda r: r.customer_by_email.params(emial="a@b.c"), "emial"),
+        (lambda r: r.order_refs.params(order_id="A1", limits=3), "limits"),
+        (lambda r: r.order_by_id.params(order_id="A1", hydrate=False), "hydrate"),
+        (lambda r: r.customer_home.params(customer_id="1", order_id="A1"), "order_id"),
+        (lambda r: r.customer_home.params(customer_id="1", created_at__gte=T0), "created_at__gte"),
+        (lambda r: r.big_orders.params(customer_id="1", min_totl=3), "min_totl"),  # min_total too
+        (lambda r: r.customer_orders.first(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer_orders.count(customer_id="1", colour="red"), "colour"),
+        (lambda r: next(r.customer_orders.pages(customer_id="1", colour="red")), "colour"),
+        (lambda r: next(r.customer_orders.all(customer_id="1", colour="red")), "colour"),
+        (lambda r: r.customer_orders(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer_by_email(email="a@b.c", colour="red"), "colour"),
+        (lambda r: r.customer_home(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer_home.all(customer_id="1", colour="red"), "colour"),
+        (lambda r: r.customer(customer_id="1", colour="red"), "colour"),
+    ],
+)
+def test_an_unknown_keyword_is_a_pattern_argument_error(
+    repo: Shop, call: Any, keyword: str
+) -> None:
+    # No client: the error comes before anything could be sent.
+    with pytest.raises(PatternArgumentError) as excinfo:
+        call(repo)
+    err = excinfo.value
+    assert isinstance(err, InvalidRequestError) and isinstance(err, TypeError)
+    assert err.code == "pattern-argument" and err.key == keyword
+    assert f"{keyword!r}" in err.message and err.pattern in err.message
+    assert err.accepted and "; it accepts " + ", ".join(err.accepted) in err.message
+
+
+def test_pattern_argument_message_names_pattern_keyword_and_accepted(repo: Shop) -> None:
+    with pytest.raises(PatternArgumentError) as excinfo:
+        repo.customer_orders.params(customer_id="1", limt=5)
+    err = excinfo.value
+    assert err.pattern == "customer_orders"
+    assert str(err).startswith(
+        "customer_orders got an unknown keyword 'limt' (did you mean 'limit'?); it accepts "
+        "customer_id, created_at, created_at__gt, created_at__gte, created_at__lt, "
+        "created_at__lte, created_at__between, created_at__begins_with, order_id, "
+    )
+    assert str(err).endswith(
+        "limit, cursor [pattern-argument: see docs/errors.md#pattern-argument]"
+    )
+    with pytest.raises(PatternArgumentError, match="did you mean 'customer_id'"):
+        repo.customer.params(custmer_id="1")
+    with pytest.raises(PatternArgumentError, match="did you mean 'min_total'"):
+        repo.big_orders.params(customer_id="1", min_totl=3)
+    with pytest.raises(PatternArgumentError, match="partition key") as excinfo:
+        repo.customer_orders.params(customer_id__begins_with="1")
+    with pytest.raises(PatternArgumentError, match="unknown keywords 'colour', 'size'"):
+        repo.customer_orders.params(customer_id="1", size=2, colour="red")
+    with pytest.raises(PatternArgumentError) as excinfo:
+        repo.customer_orders.params(customer_id="1", zzz=1)
+    assert "did you mean" not in str(excinfo.value)  # no near miss, no suggestion
+
+
+def test_numbers_take_comparisons_but_no_begins_with() -> None:
+    from singletable import Entity, Table
+
+    table = Table("Scores")
+
+    class Score(Entity, table=table, type="SCORE"):
+        game: str
+        points: int
+        ratio: Decimal
+        level: int
+        player: str
+
+        class Keys:
+            pk = "GAME#{game}"
+            sk = "P#{points:sortable}#R#{ratio:sortable}#L#{level:04d}#{player}"
+
+    class Scores(Repository, table=table):
+        scores = query(Score)
+
+    repo = Scores(client=None)
+    for field in ("points", "ratio", "level"):
+        with pytest.raises(PatternArgumentError, match=f"{field} is a number") as excinfo:
+            repo.scores.params(game="g", **{f"{field}__begins_with": "1"})
+        assert f"{field}__begins_with" not in excinfo.value.accepted
+        assert f"{field}__gte" in excinfo.value.accepted  # fixed width: exact comparisons
+    accepted = Scores.scores.accepted
+    assert "player__begins_with" in accepted and "player__between" in accepted
+    assert repo.scores.params(game="g", points__gte=10)["KeyConditionExpression"].endswith(
+        "BETWEEN :sk AND :sk1"
+    )
+    values = repo.scores.params(game="g", points=1, ratio=2, level=3, player__begins_with="an")
+    assert values["ExpressionAttributeValues"][":sk"]["S"].endswith("#L#0003#an")
+
+
+def test_a_known_lookup_refused_in_its_position_stays_a_key_template_error() -> None:
+    """DESIGN: a range lookup on a variable-width segment followed by more segments is a
+    KeyTemplateError; it exists for the field, so it is not an unknown keyword."""
+    from singletable import Entity, Table
+
+    for key_values in ("refuse", "escape"):
+        table = Table("Teams", key_values=key_values)  # type: ignore[arg-type]
+
+        class Member(Entity, table=table, type="MEMBER"):
+            org: str
+            team: str
+            user: str
+
+            class Keys:
+                pk = "ORG#{org}"
+                sk = "TEAM#{team}#USER#{user}"
+
+        class Teams(Repository, table=table):
+            members = query(Member)
+
+        repo = Teams(client=None)
+        with pytest.raises(KeyTemplateError, match="team") as excinfo:
+            repo.members.params(org="o", team__gt="a")
+        assert not isinstance(excinfo.value, PatternArgumentError)
+        # ... and the accepted list only offers what is exact there
+        assert "team__begins_with" in Teams.members.accepted
+        assert "team__gt" not in Teams.members.accepted
+        assert ("user__gt" in Teams.members.accepted) is (key_values == "refuse")
+        assert repo.members.params(org="o", team__begins_with="a")["KeyConditionExpression"] == (
+            "#pk = :pk AND begins_with(#sk, :sk)"
+        )
+    # a lookup on a field that is not next is refused as before (known, misplaced)
+    with pytest.raises(KeyTemplateError, match="order_id") as excinfo:
+        Shop(client=None).customer_orders.params(customer_id="1", order_id__gt="A")
+    assert not isinstance(excinfo.value, PatternArgumentError)
+
+
+def test_unknown_keyword_is_reported_before_a_missing_one(repo: Shop) -> None:
+    with pytest.raises(PatternArgumentError, match="did you mean 'season'"):
+        Leaderboard(client=None).season_top.params(seasn="s1")
+    # a missing field alone is still a key-template error
+    with pytest.raises(KeyTemplateError) as excinfo:
+        repo.customer_orders.params()
+    assert not isinstance(excinfo.value, PatternArgumentError)
+    with pytest.raises(KeyTemplateError) as excinfo:
+        repo.customer.params()
+    assert not isinstance(excinfo.value, PatternArgumentError)
+
+
+def test_declared_signature_refuses_unknown_keywords_as_pattern_arguments() -> None:
+    from singletable import Page
+
+    class Declared(Repository, table=shop):
+        @query(Order, order="desc")
+        def orders(self, *, customer_id: str, limit: int | None = None) -> Page[Order]: ...
+
+        @get(Customer)
+        def customer(self, customer_id: str) -> Customer | None: ...
+
+    repo = Declared(client=None)
+    calls: list[Any] = [
+        lambda: repo.orders(customer_id="1", limt=3),
+        lambda: repo.orders.params(customer_id="1", limt=3),
+        lambda: repo.orders.first(customer_id="1", limt=3),
+        lambda: repo.orders.count(customer_id="1", limt=3),
+        lambda: repo.orders.pages(customer_id="1", limt=3),
+        lambda: repo.orders.all(customer_id="1", limt=3),
+    ]
+    for call in calls:
+        with pytest.raises(PatternArgumentError, match="did you mean 'limit'") as excinfo:
+            call()
+        assert excinfo.value.key == "limt" and excinfo.value.accepted == ("customer_id", "limit")
+    with pytest.raises(PatternArgumentError, match="customer_id") as excinfo:
+        repo.customer.params(custmer_id="1")
+    assert excinfo.value.key == "custmer_id"
+    # other binding errors name the pattern too, and stay TypeErrors
+    with pytest.raises(TypeError, match="orders: missing a required argument: 'customer_id'"):
+        repo.orders.params()
+    with pytest.raises(PatternArgumentError, match="customer: too many positional"):
+        repo.customer.params("1", "2")
+    assert repo.customer.params("42")["Key"]["PK"] == {"S": "CUSTOMER#42"}
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.one_of(
+        st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True),
+        st.builds(
+            "{}__{}".format,
+            st.sampled_from(["customer_id", "created_at", "order_id", "total", "min_total"]),
+            st.sampled_from(["gt", "gte", "lt", "lte", "between", "begins_with", "eq", "in"]),
+        ),
+    )
+)
+def test_every_keyword_is_either_understood_or_a_pattern_argument_error(name: str) -> None:
+    """Property: a keyword the pattern does not know is always refused as pattern-argument,
+    one it knows never is (it may still fail for its value or position)."""
+    repo = Shop(client=None)
+    known = Shop.big_orders.keywords()[1]
+    kwargs = {"customer_id": "1", "min_total": 1, name: "x"}
+    try:
+        repo.big_orders.params(**kwargs)
+    except PatternArgumentError as err:
+        assert name not in known and err.key == name
+    except SingleTableError:
+        assert name in known
+    else:
+        assert name in known
