@@ -57,10 +57,9 @@ def test_every_public_name_resolves_to_its_definition() -> None:
     for name in singletable.__all__:
         value = getattr(singletable, name)
         assert value is not None, name
-        if name != "__version__":
-            module = sys.modules[f"singletable.{singletable._EXPORTS[name]}"]
-            assert getattr(module, name) is value, name
-    assert set(singletable.__all__) == {*singletable._EXPORTS, "__version__"}
+        module = sys.modules[f"singletable.{singletable._EXPORTS[name]}"]
+        assert getattr(module, name) is value, name
+    assert set(singletable.__all__) == set(singletable._EXPORTS)
     assert set(singletable.__all__) <= set(dir(singletable))
 
 

@@ -2,9 +2,11 @@
 
 moto verifies SigV4 signatures (and IAM permissions) once its authentication is switched on:
 ``settings.INITIAL_NO_AUTH_ACTION_COUNT`` in process, ``POST /moto-api/reset-auth`` on a
-server. Every request below is signed by ``singletable.signing`` (a ``before-sign`` probe
+server. Every request below is signed by ``singletable.aws.signing`` (a ``before-sign`` probe
 sees botocore step aside with ``UNSIGNED``) and must be accepted; a wrong secret must be
-refused with ``SignatureDoesNotMatch`` and write nothing.
+refused with ``SignatureDoesNotMatch`` and write nothing. The signer is opt-in: the default
+client leaves signing to botocore unless ``SINGLETABLE_SIGNING=1`` or
+``client_config(signing=True)`` asks for it.
 """
 
 from __future__ import annotations
@@ -30,9 +32,8 @@ from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
 from moto.core.authorization import ActionAuthenticatorMixin
 from moto_fixtures.backends import MotoServer
 
-from singletable import fastpath, signing
+from singletable.aws import client_config, default_client, fastpath, signing
 from singletable.errors import ServiceError
-from singletable.executor import default_client
 
 from .models import Customer, Order, Shop, Status
 from .test_fastpath import _Raw, scenario
@@ -196,14 +197,38 @@ def default_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A fresh boto3 default session (``default_client()`` uses it), restored afterwards."""
     monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL_DYNAMODB"):
+    for name in (
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_ENDPOINT_URL_DYNAMODB",
+        signing.ENV_VAR,
+        fastpath.ENV_VAR,
+    ):
         monkeypatch.delenv(name, raising=False)
     yield
 
 
-def test_the_default_client_signs_repository_calls(
+def test_the_default_client_leaves_signing_to_botocore(
     default_session: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Opt-in: without ``SINGLETABLE_SIGNING=1`` botocore signs the default client's calls
+    (and a server that checks signatures accepts them)."""
+    with _verified_inproc() as (_, key, secret):
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
+        repo = Shop()
+        assert not signing.is_installed(repo.client) and fastpath.is_installed(repo.client)
+        seen = _probe_signers(repo.client)
+        Shop.table.create(repo.client)
+        customer = repo.create(Customer(customer_id="C1", name="Ada", email="ada@example.com"))
+        assert repo.customer(customer_id="C1") == customer
+        assert seen and set(seen) == {"v4"}
+
+
+def test_the_opted_in_default_client_signs_repository_calls(
+    default_session: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(signing.ENV_VAR, "1")
     with _verified_inproc() as (_, key, secret):
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", key)
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", secret)
@@ -232,23 +257,55 @@ def test_the_default_client_signs_repository_calls(
         assert repo.customer_orders(customer_id="C1").items == [order]
 
 
-@pytest.mark.parametrize("value", ["0", "off"])
-def test_switched_off(default_session: None, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
-    monkeypatch.setenv("SINGLETABLE_SIGNING", value)
+@pytest.mark.parametrize(
+    ("value", "config_asks", "signs"),
+    [
+        (None, False, False),  # the default: botocore signs
+        (None, True, True),  # client_config(signing=True)
+        ("1", False, True),  # SINGLETABLE_SIGNING=1
+        ("On", False, True),
+        ("1", True, True),
+        ("0", False, False),
+        ("off", False, False),
+        ("0", True, False),  # the switch overrides the code's request
+        ("maybe", False, False),  # neither on nor off: the code decides
+        ("maybe", True, True),
+    ],
+)
+def test_the_signer_is_opt_in(
+    default_session: None,
+    monkeypatch: pytest.MonkeyPatch,
+    value: str | None,
+    config_asks: bool,
+    signs: bool,
+) -> None:
+    if value is not None:
+        monkeypatch.setenv(signing.ENV_VAR, value)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
-    client = default_client()
-    assert not signing.is_installed(client) and fastpath.is_installed(client)
+    client = default_client(config=client_config(signing=True) if config_asks else None)
+    assert signing.is_installed(client) is signs and fastpath.is_installed(client)
     seen = _probe_signers(client)
     with mock_aws():
         client.list_tables()
-    assert seen == ["v4"]
+    assert seen == ([botocore.UNSIGNED] if signs else ["v4"])
+
+
+def test_a_merged_config_does_not_carry_the_request(default_session: None) -> None:
+    """``Config.merge`` makes a new Config: the ``signing=True`` mark stays on the original."""
+    merged = client_config(signing=True).merge(Config(connect_timeout=5))
+    session = boto3.session.Session(
+        aws_access_key_id="k", aws_secret_access_key="s", region_name="us-east-1"
+    )
+    assert not signing.is_installed(default_client(session, config=merged))
+    assert signing.is_installed(default_client(session, config=client_config(signing=True)))
 
 
 def test_independent_of_the_fast_path_switch(
     default_session: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("SINGLETABLE_FAST_PATH", "0")
+    monkeypatch.setenv(fastpath.ENV_VAR, "0")
+    monkeypatch.setenv(signing.ENV_VAR, "1")
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
     client = default_client()
@@ -342,13 +399,14 @@ def test_every_attempt_of_a_retried_call_is_signed() -> None:
     assert len(signatures) == 2 and signatures[0] != signatures[1]
 
 
-def test_default_client_for_a_session_of_your_own() -> None:
+def test_default_client_for_a_session_of_your_own(default_session: None) -> None:
     """``default_client(session)``: the same set-up for another session's credentials."""
     with _verified_inproc() as (_, key, secret):
         session = boto3.session.Session(
             aws_access_key_id=key, aws_secret_access_key=secret, region_name="eu-west-1"
         )
-        client = default_client(session)
+        assert not signing.is_installed(default_client(session))
+        client = default_client(session, config=client_config(signing=True))
         assert signing.is_installed(client) and fastpath.is_installed(client)
         assert client.meta.region_name == "eu-west-1"
         seen = _probe_signers(client)

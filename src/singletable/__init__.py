@@ -14,9 +14,11 @@ import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._version import __version__
+    from .aws.client import client_config
     from .entity import Entity, Index
     from .errors import SingleTableError
-    from .executor import CallInfo, RetryPolicy, client_config
+    from .executor import CallInfo, RetryPolicy
     from .expressions import Attr, Condition, Param
     from .markers import CreatedAt, Unique, UpdatedAt, Version
     from .paging import Collection, KeyRef, Page
@@ -25,16 +27,15 @@ if TYPE_CHECKING:
     from .table import GSI, LSI, Table
     from .transaction import CancellationReason, Transaction, transaction
 
-__version__ = "0.1.0"
-
 #: public name -> the submodule that defines it
 _EXPORTS: dict[str, str] = {
+    "__version__": "_version",
+    "client_config": "aws.client",
     "Entity": "entity",
     "Index": "entity",
     "SingleTableError": "errors",
     "CallInfo": "executor",
     "RetryPolicy": "executor",
-    "client_config": "executor",
     "Attr": "expressions",
     "Condition": "expressions",
     "Param": "expressions",

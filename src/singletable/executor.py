@@ -2,12 +2,12 @@
 
 It sends compiled requests, maps boto3 errors to :mod:`singletable.errors`, applies the
 repository's retry policy where the library retries (unprocessed batch items, transaction
-conflicts) and reports every call to the hooks.
+conflicts) and reports every call to the hooks. The client itself, when a repository is given
+none, comes from :func:`singletable.aws.client.default_client`.
 """
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,8 +27,6 @@ from .errors import InvalidRequestError, ServiceError, SingleTableError, TableNo
 from .record import FrozenRecord
 
 if TYPE_CHECKING:
-    from boto3.session import Session
-    from botocore.config import Config
     from mypy_boto3_dynamodb import DynamoDBClient
 
 RETRYABLE_CODES = frozenset(
@@ -146,97 +144,6 @@ class RetryPolicy(FrozenRecord):
         (time.sleep if self.sleep is None else self.sleep)(self.backoff(attempt))
 
 
-def client_config() -> Config:
-    """The botocore ``Config`` singletable recommends for a DynamoDB client.
-
-    :func:`default_client` uses it; pass it to a client of your own, or merge it into yours::
-
-        client = boto3.client("dynamodb", config=client_config())
-        client = boto3.client("dynamodb", config=my_config.merge(client_config()))
-
-    It sets one option, measured with ``bench/botocore_calls.py options`` (client CPU per call
-    on a keep-alive endpoint; no other public option measured there changed it beyond
-    noise):
-
-    * ``user_agent``: a User-Agent string fixed when the client is created, in botocore's
-      own format (SDK, botocore, OS, architecture, Python versions) plus
-      ``lib/singletable#<version>`` and, if ``AWS_SDK_UA_APP_ID`` is set, ``app/<id>``.
-      Without it botocore rebuilds its User-Agent twice per request (once for the request,
-      once more in a ``request-created`` handler; ~35 µs each), ~12 % of a GetItem's client
-      CPU. DynamoDB ignores the header; only AWS's usage metrics see it, minus the per-request
-      feature codes (``m/...``) that botocore would add. ``user_agent_extra`` is still
-      appended by botocore; ``Config(user_agent_appid=...)`` is not sent with a fixed
-      User-Agent (use ``AWS_SDK_UA_APP_ID`` or ``user_agent_extra``). Nothing about
-      requests, signing, retries or responses changes.
-
-    Deliberately left at botocore's defaults: ``parameter_validation`` (turning it off saves
-    ~10 µs per call but lets malformed requests reach DynamoDB and turns botocore's
-    ``ParamValidationError`` into a server-side ``ValidationException``), the retry mode
-    (legacy mode is what checks DynamoDB's ``x-amz-crc32`` response checksum and retries
-    throttling 10 times; ``standard`` saves no measurable CPU), checksum, endpoint-mode,
-    compression and host-prefix options (no effect on DynamoDB's data-plane calls).
-    """
-    import platform
-
-    import boto3
-    import botocore
-    from botocore.config import Config
-
-    from . import __version__
-
-    parts = [
-        f"Boto3/{boto3.__version__}",
-        f"md/Botocore#{botocore.__version__}",
-        "ua/2.1",
-        f"os/{_ua_token(platform.system().lower() or 'other')}#{_ua_token(platform.release())}",
-        f"md/arch#{_ua_token(platform.machine().lower())}",
-        f"lang/python#{platform.python_version()}",
-        f"md/pyimpl#{_ua_token(platform.python_implementation())}",
-        f"lib/singletable#{__version__}",
-    ]
-    app_id = os.environ.get("AWS_SDK_UA_APP_ID", "").strip()
-    if app_id:
-        parts.append(f"app/{_ua_token(app_id)}")
-    return Config(user_agent=" ".join(parts))
-
-
-def _ua_token(text: str) -> str:
-    """``text`` with the characters a User-Agent token may not hold replaced by ``-``."""
-    allowed = _UA_ALLOWED
-    return "".join(c if c in allowed else "-" for c in text)
-
-
-_UA_ALLOWED = frozenset(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789!$%&'*+-.^_`|~"
-)
-
-
-def default_client(session: Session | None = None) -> DynamoDBClient:
-    """A boto3 DynamoDB client from ``session`` (default: boto3's default session, which
-    honours ``AWS_ENDPOINT_URL_DYNAMODB`` and the usual AWS settings), configured with
-    :func:`client_config`, the response fast path (:mod:`singletable.fastpath`) and
-    singletable's SigV4 signer (:mod:`singletable.signing`) for the session's credentials.
-    ``SINGLETABLE_FAST_PATH=0`` turns the fast path off, ``SINGLETABLE_SIGNING=0`` the
-    signer. A repository created without ``client=`` uses ``default_client()``; give it
-    ``client=default_client(my_session)`` for a session of your own (a profile, a region,
-    assumed-role credentials)."""
-    import boto3
-
-    from . import fastpath, signing  # here: only the default client needs them
-
-    if session is None:
-        if boto3.DEFAULT_SESSION is None:
-            boto3.setup_default_session()
-        session = boto3.DEFAULT_SESSION
-        assert session is not None
-    client = session.client("dynamodb", config=client_config())
-    fastpath.install(client)
-    credentials = session.get_credentials()
-    if credentials is not None:
-        signing.install(client, credentials)
-    return client
-
-
 class Executor:
     """Sends requests through one client; maps errors; reports to hooks."""
 
@@ -255,6 +162,8 @@ class Executor:
     @property
     def client(self) -> DynamoDBClient:
         if self._client is None:
+            from .aws.client import default_client  # here: a given client needs none of aws/
+
             try:
                 self._client = default_client()
             except BotoCoreError as exc:

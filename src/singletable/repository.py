@@ -107,9 +107,9 @@ class Repository:
 
     @property
     def client(self) -> DynamoDBClient:
-        """The boto3 client. If none was given, :func:`singletable.executor.default_client`
-        creates one on first use: the default session's, with ``client_config()``, the
-        response fast path and singletable's SigV4 signer."""
+        """The boto3 client. If none was given, :func:`singletable.aws.default_client`
+        creates one on first use: the default session's, with ``client_config()`` and the
+        response fast path (singletable's SigV4 signer with ``SINGLETABLE_SIGNING=1``)."""
         return self._executor.client
 
     # -- time --

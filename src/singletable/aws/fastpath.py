@@ -42,6 +42,16 @@ body of fast-parsed responses (its ``HTTP_RESPONSE`` history event still carries
 original body, and the DynamoDB CRC32 check reads the raw HTTP response, which is
 untouched).
 
+The parse step itself is :class:`ResponseParser`: a function of the operation model, the HTTP
+status and the body bytes, with no event system in it, so another source of responses (an
+async client) can drive it; the botocore event handlers here are a thin adapter around it.
+
+Versions: the handler relies on botocore's ``before-parse`` contract above, which is not a
+documented API. :func:`install` therefore does nothing on a botocore outside
+:data:`VERIFIED_BOTOCORE`, the range the project's CI has verified (widened when CI passes on
+a newer botocore): responses are then parsed by botocore's own parser, and the ``singletable``
+logger says so once per process.
+
 Set the environment variable ``SINGLETABLE_FAST_PATH=0`` to make :func:`install` a no-op
 (it is read on every call).
 """
@@ -50,21 +60,39 @@ from __future__ import annotations
 
 import binascii
 import json
-import os
+import logging
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import botocore
 from botocore.model import ListShape, MapShape, StructureShape
+
+from .switches import FAST_PATH, switch_on
 
 if TYPE_CHECKING:
     from botocore.model import OperationModel, Shape
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["ENV_VAR", "FAST_PATH_OPERATIONS", "install", "is_installed", "uninstall"]
+__all__ = [
+    "ENV_VAR",
+    "FAST_PATH_OPERATIONS",
+    "VERIFIED_BOTOCORE",
+    "ResponseParser",
+    "botocore_verified",
+    "enabled",
+    "install",
+    "is_installed",
+    "uninstall",
+]
 
-ENV_VAR = "SINGLETABLE_FAST_PATH"
+ENV_VAR = FAST_PATH
 """Environment variable; ``0`` (or ``false``/``no``/``off``) disables :func:`install`."""
+
+VERIFIED_BOTOCORE: tuple[str, str] = ("1.34.0", "1.45.0")
+"""The botocore versions the project's CI has verified the fast path on: from the first
+(inclusive) to the second (exclusive). The lower end is the lowest botocore that
+``boto3>=1.34`` allows; widen the upper end when CI passes on a newer botocore."""
 
 FAST_PATH_OPERATIONS: frozenset[str] = frozenset(
     {
@@ -93,6 +121,8 @@ _AV_SCALAR = frozenset({"S", "N", "NULL", "BOOL"})  # parsed unchanged
 _AV_STRING_LIST = frozenset({"SS", "NS"})  # lists of unchanged strings
 
 _installed: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
+_logger = logging.getLogger("singletable")
+_warned_unverified = False  # the "outside VERIFIED_BOTOCORE" warning: once per process
 
 
 class _Decline(Exception):
@@ -332,11 +362,58 @@ def _compile_output(operation_model: OperationModel) -> _Converter | None:
 
 
 # --------------------------------------------------------------------------------------
-# Event handlers and the public API.
+# The parse step, free of any event system.
+
+
+class ResponseParser:
+    """The fast path's parse step: what botocore's ``JSONParser`` would return for the
+    members of one DynamoDB response, from the operation model, the HTTP status and the body
+    bytes; or None for a response it leaves to botocore.
+
+    It reads nothing else (no headers, no client, no event), so any source of responses can
+    drive it. ``ResponseMetadata`` is not part of its result: botocore builds it. One
+    instance caches a converter per operation name, so use one per service model (one per
+    client)."""
+
+    def __init__(self) -> None:
+        self._converters: dict[str, _Converter | None] = {}
+
+    def parse(
+        self, operation_model: OperationModel, status_code: Any, body: Any
+    ) -> dict[str, Any] | None:
+        """The parsed members of a 2xx response of an operation in
+        :data:`FAST_PATH_OPERATIONS` whose body is a JSON object; None for anything else
+        (other statuses or operations, an empty or non-bytes body, any surprise in it)."""
+        if type(status_code) is not int or not 200 <= status_code < 300:
+            return None
+        if type(body) is not bytes or not body:
+            return None
+        name = operation_model.name
+        try:
+            convert = self._converters[name]
+        except KeyError:
+            convert = None
+            if name in FAST_PATH_OPERATIONS:
+                convert = _compile_output(operation_model)
+            self._converters[name] = convert
+        if convert is None:
+            return None
+        try:
+            data = json.loads(body.decode("utf-8"))
+            if type(data) is not dict:
+                return None
+            parsed: dict[str, Any] = convert(data)
+        except Exception:  # any surprise: botocore parses (or fails) as it always does
+            return None
+        return parsed
+
+
+# --------------------------------------------------------------------------------------
+# The botocore adapter: event handlers and the public API.
 
 
 def _make_handler() -> Callable[..., None]:
-    converters: dict[str, _Converter | None] = {}
+    parse = ResponseParser().parse
 
     def before_parse(
         operation_model: OperationModel,
@@ -344,24 +421,10 @@ def _make_handler() -> Callable[..., None]:
         customized_response_dict: dict[str, Any],
         **_: Any,
     ) -> None:
-        status = response_dict.get("status_code")
-        if type(status) is not int or not 200 <= status < 300 or customized_response_dict:
+        if customized_response_dict:  # another handler answered: leave it alone
             return
-        body = response_dict.get("body")
-        if type(body) is not bytes or not body:
-            return
-        name = operation_model.name
-        if name not in converters:
-            converters[name] = _compile_output(operation_model)
-        convert = converters[name]
-        if convert is None:
-            return
-        try:
-            data = json.loads(body.decode("utf-8"))
-            if type(data) is not dict:
-                return
-            parsed = convert(data)
-        except Exception:  # any surprise: botocore parses (or fails) as it always does
+        parsed = parse(operation_model, response_dict.get("status_code"), response_dict.get("body"))
+        if parsed is None:
             return
         customized_response_dict.update(parsed)
         response_dict["body"] = b"{}"
@@ -375,15 +438,48 @@ def _after_call(parsed: Any = None, **_: Any) -> None:
         parsed["ResponseMetadata"] = parsed.pop("ResponseMetadata")
 
 
-def switch_on(env_var: str) -> bool:
-    """False when the environment variable ``env_var`` is ``0``/``false``/``no``/``off``."""
-    return os.environ.get(env_var, "1").strip().lower() not in ("0", "false", "no", "off")
-
-
 def enabled() -> bool:
     """False when ``SINGLETABLE_FAST_PATH`` is ``0``/``false``/``no``/``off`` (read on every
     call): :func:`install` does nothing."""
     return switch_on(ENV_VAR)
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """``"1.44.8"`` -> ``(1, 44, 8)``: the leading digits of the first three dot-separated
+    parts (``"1.45.0rc1"`` -> ``(1, 45, 0)``); missing parts count as 0."""
+    numbers = []
+    for part in [*version.split("."), "0", "0"][:3]:
+        digits = ""
+        for char in part.strip():
+            if not char.isdigit():
+                break
+            digits += char
+        numbers.append(int(digits or 0))
+    return tuple(numbers)
+
+
+def botocore_verified(version: str | None = None) -> bool:
+    """Whether botocore ``version`` (default: the installed one) is inside
+    :data:`VERIFIED_BOTOCORE`, the range the fast path is verified on."""
+    low, high = VERIFIED_BOTOCORE
+    release = _release(botocore.__version__ if version is None else version)
+    return _release(low) <= release < _release(high)
+
+
+def _warn_unverified() -> None:
+    global _warned_unverified
+    if _warned_unverified:
+        return
+    _warned_unverified = True
+    low, high = VERIFIED_BOTOCORE
+    _logger.warning(
+        "botocore %s is outside the versions singletable's response fast path is verified "
+        "on (%s up to, not including, %s): DynamoDB responses are parsed by botocore's own "
+        "parser",
+        botocore.__version__,
+        low,
+        high,
+    )
 
 
 def _hooks() -> list[tuple[str, str]]:
@@ -398,9 +494,14 @@ def install(client: DynamoDBClient) -> None:
     """Register the fast path on ``client`` (idempotent).
 
     Only this client's event hooks (``client.meta.events``) change; other clients and
-    botocore's globals are untouched. Does nothing when ``SINGLETABLE_FAST_PATH=0``.
+    botocore's globals are untouched. Does nothing when ``SINGLETABLE_FAST_PATH=0``, nor on a
+    botocore outside :data:`VERIFIED_BOTOCORE` (then the ``singletable`` logger warns, once
+    per process).
     """
     if not enabled() or client in _installed:
+        return
+    if not botocore_verified():
+        _warn_unverified()
         return
     events = client.meta.events
     before_parse = _make_handler()

@@ -23,8 +23,10 @@ How it plugs in, through the client's own event hooks only:
    that is not bytes, a ``Date`` or ``X-Amz-Content-SHA256`` header, unsigned payloads)
    is signed by botocore's own ``SigV4Auth`` instead, so a marked request is always signed.
 
-Set the environment variable ``SINGLETABLE_SIGNING=0`` to make :func:`install` a no-op, so
-clients that singletable creates leave signing to botocore.
+The signer is opt-in: :func:`singletable.aws.client.default_client` installs it only when
+``SINGLETABLE_SIGNING=1`` or when given ``client_config(signing=True)``; otherwise botocore
+signs. ``SINGLETABLE_SIGNING=0`` makes :func:`install` a no-op even where the code asks for
+the signer, so an operator can give signing back to botocore without a code change.
 
 The credentials are the session's credentials object (``get_frozen_credentials()`` on every
 request, so refreshable credentials refresh as they do in botocore). The result equals
@@ -46,7 +48,7 @@ import botocore
 from botocore.auth import SIGNED_HEADERS_BLACKLIST, SigV4Auth
 from botocore.exceptions import NoCredentialsError
 
-from .fastpath import switch_on
+from .switches import SIGNING, switch_on
 
 if TYPE_CHECKING:
     from botocore.awsrequest import AWSRequest
@@ -55,7 +57,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ENV_VAR", "SigV4Signer", "enabled", "install", "is_installed", "uninstall"]
 
-ENV_VAR = "SINGLETABLE_SIGNING"
+ENV_VAR = SIGNING
+"""Environment variable: ``1`` turns the signer on for the default client, ``0`` off everywhere."""
 
 _UNIQUE_ID = "singletable.signing"
 _CONTEXT_KEY = "singletable_sigv4"  # request.context: (signing name, region) to sign with
@@ -215,7 +218,9 @@ class SigV4Signer:
 
 def enabled() -> bool:
     """False when ``SINGLETABLE_SIGNING`` is ``0``/``false``/``no``/``off`` (read on every
-    call): :func:`install` does nothing."""
+    call): :func:`install` does nothing. True when it is unset: an explicit :func:`install`
+    works; whether the default client asks for the signer is
+    :func:`singletable.aws.client.default_client`'s business."""
     return switch_on(ENV_VAR)
 
 
