@@ -73,3 +73,12 @@ def run_example_calls(
         assert items, f"{name}({kwargs}) found nothing in the seed data"
         results[name] = items
     return results
+
+
+# -- Hypothesis: a bounded number of examples and a deadline for every property test -------------
+# (the same profile as tests/conftest.py registers, for a run of examples/ alone)
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("singletable", max_examples=50, deadline=2000, print_blob=True)
+settings.load_profile("singletable")

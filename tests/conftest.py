@@ -53,3 +53,13 @@ def game_repo(make_repo: Callable[..., Any]) -> Leaderboard:
 def store(make_repo: Callable[..., Any]) -> Store:
     repo: Store = make_repo(Store, shop)
     return repo
+
+
+# -- Hypothesis: a bounded number of examples and a deadline for every property test -------------
+# (print_blob: a failure prints the line that reproduces it, since CI keeps no example database).
+# Tests that set their own settings keep within tests/test_property_settings.py's bounds.
+
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("singletable", max_examples=50, deadline=2000, print_blob=True)
+settings.load_profile("singletable")

@@ -23,7 +23,7 @@ _partition = itertools.count()
 
 PAGING = settings(
     max_examples=12,
-    deadline=None,
+    deadline=30_000,  # ms per example (a partition written and paged through)
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 

@@ -193,7 +193,7 @@ def test_repository_state_machine(client: Any) -> None:
         settings=settings(
             max_examples=15,
             stateful_step_count=15,
-            deadline=None,
+            deadline=60_000,  # ms per run of the machine (a table and up to 15 steps)
             suppress_health_check=[HealthCheck.too_slow],
         ),
     )

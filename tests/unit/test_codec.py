@@ -888,7 +888,7 @@ mixed_values = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=150, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=150, deadline=2000, database=None, suppress_health_check=list(HealthCheck))
 @given(mixed_values)
 def test_random_entities_round_trip(values):
     entity = Mixed(**values)

@@ -14,10 +14,10 @@ from singletable.keys import SENTINEL, KeyTemplate, SortCondition, parse_sortabl
 
 UTC = timezone.utc
 FAST = settings(
-    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=60, deadline=2000, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
 MEDIUM = settings(
-    max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=40, deadline=2000, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 # -- strategies --------------------------------------------------------------------------------

@@ -223,7 +223,7 @@ HEADER_VALUES = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), m
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300, deadline=2000)
 @given(
     headers=st.lists(st.tuples(HEADER_NAMES, HEADER_VALUES), max_size=8),
     body=st.binary(max_size=200),
