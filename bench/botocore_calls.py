@@ -10,8 +10,9 @@ each in its own process, as ``bench/e2e.py`` does) and call the replay endpoint,
 client's own work is what is measured.
 
 ``profile`` times the stages of botocore's pipeline for GetItem and the 100-item Query of
-``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.fastpath``, and on one set
-up as ``default_client()`` does (fast path, ``client_config()``, ``singletable.signing``),
+``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws.fastpath``, and on one set
+up as ``default_client()`` does with the signer opted in (fast path, ``client_config()``,
+``singletable.aws.signing``),
 without a profiler's distortion: marker handlers registered (public ``client.meta.events``
 API) first and last on each event botocore emits during a call record ``perf_counter_ns``
 and ``thread_time_ns``, so each segment between two markers is the code botocore runs there
@@ -65,8 +66,8 @@ from e2e import (
     seed_data,
     use_dummy_credentials,
 )
-from singletable import executor as st_executor
-from singletable import fastpath
+from singletable.aws import client as st_client
+from singletable.aws import fastpath
 
 TIMES = "\u00d7"
 
@@ -313,7 +314,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
     with replay_endpoint(args.seed) as (url, get_params, query_params):
         record_bodies(plain_client(url), get_params, query_params)
         # (operation, fast path, config, singletable's signer): the default_client() rows
-        # are set up as default_client() does it.
+        # are set up as default_client() does it with the signer opted in
+        # (SINGLETABLE_SIGNING=1 or client_config(signing=True)).
         runs: dict[str, tuple[str, bool, Config | None, bool]] = {
             "GetItem, raw": ("GetItem", False, None, False),
             "GetItem, fast path": ("GetItem", True, None, False),
@@ -426,10 +428,11 @@ FIXED_USER_AGENT = (
 
 
 def install_signer(client: Any) -> None:
-    """singletable's SigV4 signer on ``client``, as ``default_client()`` installs it (for
-    the default session's credentials; a no-op on versions without the signer)."""
+    """singletable's SigV4 signer on ``client``, as an opted-in ``default_client()``
+    installs it (for the default session's credentials; a no-op on versions without the
+    signer)."""
     try:
-        from singletable import signing
+        from singletable.aws import signing
     except ImportError:
         return
     session = boto3.DEFAULT_SESSION
@@ -439,7 +442,7 @@ def install_signer(client: Any) -> None:
 
 
 def singletable_config() -> Config | None:
-    helper = getattr(st_executor, "client_config", None)
+    helper = getattr(st_client, "client_config", None)
     return helper() if helper is not None else None
 
 

@@ -26,15 +26,15 @@ Contenders (each with its own client, all created alike with boto3's defaults un
 * ``singletable, plain client``: a repository pattern (``get(Order)``/``query(Order)``) on
   a plain boto3 client of your own; typed, validated ``Order`` entities out. No target:
   it shows singletable's own work on top of an untouched botocore pipeline.
-* ``singletable, fast path``: the same on a client with ``singletable.fastpath.install``
+* ``singletable, fast path``: the same on a client with ``singletable.aws.fastpath.install``
   (the response parser only).
 * ``singletable default client``: ``Shop()`` without a client, i.e. the client
-  ``singletable.executor.default_client()`` creates (fast path, singletable's SigV4
-  signer and its recommended botocore ``Config``), pointed at the endpoint by
-  ``AWS_ENDPOINT_URL_DYNAMODB``.
-* ``singletable, fast path off``: the same, created with ``SINGLETABLE_FAST_PATH=0``:
-  botocore parses the responses; ``client_config()`` and the signer (which has its own
-  switch, ``SINGLETABLE_SIGNING``) stay.
+  ``singletable.aws.default_client()`` creates (fast path and its recommended botocore
+  ``Config``; botocore signs), pointed at the endpoint by ``AWS_ENDPOINT_URL_DYNAMODB``.
+* ``singletable default client + signer``: the same, created with ``SINGLETABLE_SIGNING=1``
+  (singletable's opt-in SigV4 signer).
+* ``singletable, fast path off``: the default client created with
+  ``SINGLETABLE_FAST_PATH=0``: botocore parses the responses; ``client_config()`` stays.
 * ``raw boto3 + fast path`` (reference): the raw client with the fast path installed.
 * ``raw boto3 + client_config()`` (reference): the raw client with singletable's ``Config``.
 
@@ -90,8 +90,9 @@ import urllib3
 import codec as codec_bench
 import imports as imports_bench
 from codec import Order, decode_by_hand, make_orders, shop
-from singletable import Repository, fastpath, get, query, signing
-from singletable import executor as st_executor
+from singletable import Repository, get, query
+from singletable.aws import client as st_client
+from singletable.aws import fastpath, signing
 
 BENCH = Path(__file__).resolve().parent
 TIMES = "\u00d7"
@@ -101,9 +102,9 @@ OTHER_ITEMS = 400
 GET_KEYS = 10
 
 #: Acceptance targets (client CPU as a multiple of the raw client): (op, contender) -> target.
-#: A GetItem's saving comes from the whole client set-up (client_config(), the signer, the
-#: fast path), which the default client has; the parser alone on a client of your own saves
-#: little on one item, so that row has no target.
+#: A GetItem's saving comes from the whole client set-up (client_config(), the fast path and,
+#: opt-in, the signer); the parser alone on a client of your own saves little on one item,
+#: so that row has no target.
 TARGETS: dict[tuple[str, str], tuple[float, float | None]] = {
     ("Query", "singletable, fast path"): (0.55, 0.45),
     ("Query", "singletable default client"): (0.55, 0.45),
@@ -294,11 +295,18 @@ def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
     os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = url
     default_repo = Shop()  # no client: singletable's default_client(), created on first use
     default_repo.client  # noqa: B018 - create it now, not inside a timed call
+    assert not signing.is_installed(default_repo.client)
+    os.environ[signing.ENV_VAR] = "1"
+    try:
+        signing_repo = Shop()
+        assert signing.is_installed(signing_repo.client)
+    finally:
+        del os.environ[signing.ENV_VAR]
     os.environ[fastpath.ENV_VAR] = "0"
     try:
         switched_off_repo = Shop()
         assert not fastpath.is_installed(switched_off_repo.client)
-        assert signing.is_installed(switched_off_repo.client)
+        assert not signing.is_installed(switched_off_repo.client)
     finally:
         del os.environ[fastpath.ENV_VAR]
     config = client_config()
@@ -309,6 +317,7 @@ def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
         pattern(switched_off_repo, "singletable, fast path off"),
         pattern(Shop(client=fast_client), "singletable, fast path"),
         pattern(default_repo, "singletable default client"),
+        pattern(signing_repo, "singletable default client + signer"),
         raw(raw_fast_client, "raw boto3 + fast path", reference=True),
     ]
     if config is not None:
@@ -320,7 +329,7 @@ def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
 
 def client_config() -> Any:
     """singletable's recommended botocore Config, if this version has the helper."""
-    helper = getattr(st_executor, "client_config", None)
+    helper = getattr(st_client, "client_config", None)
     return helper() if helper is not None else None
 
 

@@ -1,4 +1,4 @@
-"""Micro-benchmark: botocore's response parser vs singletable.fastpath on a recorded body.
+"""Micro-benchmark: botocore's response parser vs singletable.aws.fastpath on a recorded body.
 
 Parses the recorded 100-item Query response (``tests/fastpath_corpus``) the way
 ``Endpoint._do_get_response`` does, with and without the fast path's hooks, in interleaved
@@ -31,7 +31,7 @@ import pydantic_core
 from botocore.awsrequest import HeadersDict
 from botocore.parsers import create_parser
 
-from singletable import fastpath
+from singletable.aws import fastpath
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fastpath_corpus"
 DESCRIPTION = "100 orders, one page (benchmark body)"
