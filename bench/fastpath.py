@@ -107,7 +107,7 @@ def main() -> int:
 
     contenders: dict[str, Callable[[], Any]] = {
         "botocore JSONParser": botocore_parse,
-        "singletable.fastpath": fast_parse,
+        "singletable.aws.fastpath": fast_parse,
         "json.loads only": lambda: json.loads(body.decode("utf-8")),
         "pydantic_core.from_json only": lambda: pydantic_core.from_json(body),
     }
@@ -126,7 +126,7 @@ def main() -> int:
                 per_item[name].append(elapsed / args.inner / n_items * 1e6)
 
     ratios = [
-        b / f for b, f in zip(per_item["botocore JSONParser"], per_item["singletable.fastpath"])
+        b / f for b, f in zip(per_item["botocore JSONParser"], per_item["singletable.aws.fastpath"])
     ]
     print(
         f"python {platform.python_version()}, botocore {botocore.__version__}, "
