@@ -246,6 +246,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             example=args.example,
             repository_name=args.repository,
             region=args.region,
+            layout=args.layout,
         )
     except DemoError as exc:
         raise CLIError(str(exc), exc.status) from None
@@ -358,20 +359,26 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = commands.add_parser(
         "demo",
-        help="run the example shop end to end on an embedded DynamoDB",
-        description="Create the example shop's table, load its seed data, print the explain "
-        "table and lint result, then run every access pattern and show the requests it sent. "
-        "Without an endpoint it uses an embedded in-process DynamoDB (moto: pip install "
-        '"singletable[demo]"); with --endpoint or AWS_ENDPOINT_URL_DYNAMODB it runs there in a '
-        "table it creates and deletes.",
+        help="run the demo shop end to end on an embedded DynamoDB",
+        description="Create the demo shop's table (the shop ships with the package), load its "
+        "seed data, print the explain table and lint result, then run every access pattern and "
+        "show the requests it sent. Without an endpoint it uses an embedded in-process DynamoDB "
+        '(moto: pip install "singletable[demo]"); with --endpoint or AWS_ENDPOINT_URL_DYNAMODB '
+        "it runs there in a table it creates and deletes.",
     )
     demo.add_argument("--endpoint", metavar="URL", help="DynamoDB endpoint (DynamoDB Local, AWS)")
     demo.add_argument(
+        "--layout",
+        metavar="OUT.html",
+        help="also write the layout view of the demo's items (HTML, as `singletable layout "
+        "--html` does)",
+    )
+    demo.add_argument(
         "--example",
         metavar="MODULE",
-        default="examples.ecommerce.repository",
+        default="singletable.tools.demo_shop.repository",
         help="module with the repository, seed(repo) and EXAMPLE_CALLS "
-        "(default: examples.ecommerce.repository)",
+        "(default: the packaged shop, singletable.tools.demo_shop.repository)",
     )
     demo.add_argument(
         "--repository", metavar="NAME", default="Shop", help="repository class name (Shop)"

@@ -1,11 +1,13 @@
-"""``singletable demo``: the example shop end to end, on an embedded or a real DynamoDB.
+"""``singletable demo``: the demo shop end to end, on an embedded or a real DynamoDB.
 
-Steps: import the example (``examples.ecommerce.repository`` by default: a repository class
-``Shop``, ``seed(repo)`` and ``EXAMPLE_CALLS``, a list of ``(pattern name, call keywords)``),
-start the backend, create the table, load the seed data, print the explain table and the lint
-result, then call every pattern and print, per pattern, the operations actually sent (counted
-by botocore ``before-call`` event hooks on the client, so nothing is taken on trust), the
-number of requests, the consumed capacity DynamoDB reported and the typed result.
+Steps: import the example (by default the shop that ships with the package,
+``singletable.tools.demo_shop.repository``: a repository class ``Shop``, ``seed(repo)`` and
+``EXAMPLE_CALLS``, a list of ``(pattern name, call keywords)``), start the backend, create the
+table, load the seed data, print the explain table and the lint result (acknowledged findings
+as one line), then call every pattern and print, per pattern, the operations actually sent
+(counted by botocore ``before-call`` event hooks on the client, so nothing is taken on trust),
+the number of requests, the consumed capacity DynamoDB reported and the typed result. With
+``layout=PATH`` it then scans the table and writes the layout view of its items as HTML.
 
 Without an endpoint the backend is moto, in this process (the ``demo`` extra:
 ``pip install "singletable[demo]"``). With ``--endpoint URL`` or ``AWS_ENDPOINT_URL_DYNAMODB``
@@ -27,7 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Any
 
-DEFAULT_EXAMPLE = "examples.ecommerce.repository"
+DEFAULT_EXAMPLE = "singletable.tools.demo_shop.repository"
 MOTO_MISSING = (
     'the embedded DynamoDB needs moto: pip install "singletable[demo]" '
     "(or run against a DynamoDB endpoint with --endpoint URL)"
@@ -131,16 +133,8 @@ def short_repr(value: Any, width: int = RESULT_WIDTH) -> str:
 # -- the example -------------------------------------------------------------------------------
 
 
-def _repo_root() -> Path | None:
-    import singletable
-
-    root = Path(singletable.__file__).resolve().parents[2]
-    return root if (root / "examples").is_dir() else None
-
-
 def import_example(name: str) -> ModuleType:
-    """Import the example module: from the current directory first, then (for an editable
-    install run from elsewhere) from the repository that holds this package."""
+    """Import the example module, with the current directory on the import path."""
     import importlib
 
     from ._paths import put_cwd_on_path
@@ -152,14 +146,9 @@ def import_example(name: str) -> ModuleType:
         missing = exc.name or ""
         if not (name == missing or name.startswith(missing + ".")):
             raise DemoError(f"importing the example {name!r} failed: {exc}") from None
-    root = _repo_root()
-    if root is not None and str(root) not in sys.path:
-        sys.path.append(str(root))
-        with contextlib.suppress(ModuleNotFoundError):
-            return importlib.import_module(name)
     raise DemoError(
-        f"cannot import the example module {name!r}: run the demo from the singletable "
-        "repository root, or pass --example MODULE"
+        f"cannot import the example module {name!r} (searched the current directory and "
+        f"sys.path); leave out --example for the packaged shop ({DEFAULT_EXAMPLE})"
     )
 
 
@@ -275,6 +264,33 @@ def _remote(
 # -- the run -----------------------------------------------------------------------------------
 
 
+def _layout_target(path: str | Path) -> Path:
+    """The layout file to write, checked before anything runs."""
+    target = Path(path)
+    if target.is_dir():
+        raise DemoError(f"--layout {path}: is a directory; give a file name such as shop.html")
+    folder = target.parent
+    if not folder.is_dir():
+        raise DemoError(f"--layout {path}: the folder {folder} does not exist")
+    return target
+
+
+def _write_layout(
+    repository: Any, client: Any, table_name: str, target: Path, progress: Progress
+) -> None:
+    from .layout import build_layout, scan_items
+    from .layout_html import render_html
+
+    with progress.step(f"scanning table {table_name} (inspection only) for the layout view"):
+        items = scan_items(client, table_name)
+        view = build_layout(repository, items, source=f"the demo table {table_name}")
+        try:
+            target.write_text(render_html(view), encoding="utf-8")
+        except OSError as exc:
+            raise DemoError(f"cannot write {target}: {exc.strerror or exc}") from None
+    progress.print(f"       wrote {target} ({len(view.rows)} items): open it in a browser")
+
+
 def _call_text(name: str, keywords: Mapping[str, Any]) -> str:
     args = ", ".join(f"{k}={_short(v, 40)}" for k, v in keywords.items())
     return f"{name}({args})"
@@ -286,15 +302,18 @@ def run(
     example: str = DEFAULT_EXAMPLE,
     repository_name: str = "Shop",
     region: str | None = None,
+    layout: str | Path | None = None,
     out: IO[str] | None = None,
 ) -> int:
     """Run the demo; returns the exit status (1 if a pattern sent other requests than its
-    explain row promises)."""
+    explain row promises). ``layout``: also write the layout view of the table's items (HTML)
+    to that file."""
     from .lint import check, explain_markdown, format_text
 
     stream = out or sys.stdout
     progress = Progress(stream)
     started = time.perf_counter()
+    layout_target = _layout_target(layout) if layout is not None else None
     if not endpoint:
         try:
             import moto  # noqa: F401  (the demo extra)
@@ -363,6 +382,9 @@ def run(
         missing = [n for n in rows if n not in {c for c, _ in calls}]
         if missing:
             progress.print(f"\nnot exercised by EXAMPLE_CALLS: {', '.join(missing)}")
+        if layout_target is not None:
+            progress.print("")
+            _write_layout(repository, client, table_name, layout_target, progress)
     elapsed = time.perf_counter() - started
     verdict = "every pattern sent what explain says" if not failures else f"{failures} failed"
     progress.print(

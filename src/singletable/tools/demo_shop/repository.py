@@ -1,9 +1,10 @@
 """The shop's repository: every read is one named request, every multi-item write one
 transaction.
 
-``Shop`` is the repository, ``shop`` the table, ``seed(repo)`` loads ``data.json`` and
-``EXAMPLE_CALLS`` lists one call (pattern name, keywords) per read pattern that hits the seed
-data.
+``Shop`` is the repository, ``shop`` the table, ``seed(repo)`` loads ``data.json`` (package
+data beside this module) and ``EXAMPLE_CALLS`` lists one call (pattern name, keywords) per read
+pattern that hits the seed data. The README the acknowledgements cite is
+``examples/ecommerce/README.md`` in the singletable repository.
 """
 
 from __future__ import annotations
