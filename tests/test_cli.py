@@ -361,7 +361,7 @@ def test_layout_scans_a_live_table(
 # -- demo ---------------------------------------------------------------------------------------
 
 DEMO_EXAMPLE = '''
-"""A small shop standing in for examples.ecommerce.repository in the demo tests."""
+"""A small shop standing in for the packaged demo shop in the demo tests."""
 
 from __future__ import annotations
 
