@@ -89,21 +89,87 @@ def decimal_text(value: Decimal) -> str:
     return number_text(value)
 
 
-def _int_from_wire(text: str) -> int:
+class NumberRangeError(ValueError):
+    """A stored number DynamoDB cannot hold (NaN, infinite, more than 38 significant digits,
+    a magnitude outside 1E-130 to below 1E126). Such text comes from other writers or lax
+    backends; converting it blindly can take unbounded time (``int(Decimal("1E999999999"))``),
+    so it is refused before any conversion. ``path`` is the field (and nested fields) it is in.
+    """
+
+    def __init__(self, why: str, path: tuple[str, ...] = ()) -> None:
+        super().__init__(why)
+        self.why = why
+        self.path = path
+
+    def within(self, name: str) -> NumberRangeError:
+        return NumberRangeError(self.why, (name, *self.path))
+
+
+def wire_number(text: str) -> Decimal:
+    """The exact value of stored number text; :class:`NumberRangeError` unless DynamoDB could
+    hold it, ``ValueError`` unless it is number text. The reasons never quote the text."""
     try:
-        return int(text)
-    except ValueError:
         number = Decimal(text)
-        if number != number.to_integral_value():
-            raise ValueError(f"{text!r} is not an integer") from None
-        return int(number)
+    except (ArithmeticError, TypeError):
+        raise ValueError("a stored number is not number text") from None
+    if not number.is_finite():
+        raise NumberRangeError("a stored number is not finite (DynamoDB numbers are)")
+    if number:
+        significant = len(bytes(number.as_tuple().digits).rstrip(b"\0"))
+        if significant > 38:
+            raise NumberRangeError(
+                f"a stored number has {significant:,} significant digits (DynamoDB keeps 38)"
+            )
+        if not -130 <= number.adjusted() <= 125:
+            raise NumberRangeError(
+                "a stored number is outside DynamoDB's range (1E-130 to below 1E126)"
+            )
+    return number
+
+
+# Decoding expressions: text short enough to hold at most 38 digits and made only of digits,
+# '.' and '-' is always within DynamoDB's limits, so it is converted directly; anything else
+# (exponents, NaN, long text) is checked first.
+_PLAIN = "0123456789.-"
+_INT_DECODE = "int(num) if len(num := av['N']) < 39 else _int_from_wire(num)"
+_FLOAT_DECODE = (
+    "float(num) if len(num := av['N']) < 39 and not num.strip(_PLAIN) else _float_from_wire(num)"
+)
+_DECIMAL_DECODE = (
+    "_Decimal(num) if len(num := av['N']) < 39 and not num.strip(_PLAIN) "
+    "else _decimal_from_wire(num)"
+)
+
+
+def _int_from_wire(text: str) -> int:
+    if len(text) < 39:  # at most 38 digits: int() is cheap and the value storable
+        try:
+            return int(text)
+        except ValueError:
+            pass
+    number = wire_number(text)
+    if number != number.to_integral_value():
+        raise ValueError("a stored number is not an integer")
+    return int(number)
+
+
+def _float_from_wire(text: str) -> float:
+    return float(wire_number(text))
+
+
+def _decimal_from_wire(text: str) -> Decimal:
+    if len(text) < 39 and not text.strip(_PLAIN):
+        return Decimal(text)
+    return wire_number(text)
 
 
 def _number_from_wire(text: str) -> int | Decimal:
     """A number of unknown declared type: int when integral, else Decimal."""
-    if text.isdigit() or (text[:1] == "-" and text[1:].isdigit()):
+    integral = text.isdigit() or (text[:1] == "-" and text[1:].isdigit())
+    if integral and len(text) < 39:
         return int(text)
-    return Decimal(text)
+    number = wire_number(text)
+    return int(number) if integral else number
 
 
 # -- datetimes --------------------------------------------------------------------------------
@@ -130,7 +196,7 @@ def epoch_seconds(value: datetime) -> int:
 
 
 def from_epoch_seconds(text: str) -> datetime:
-    return datetime.fromtimestamp(int(Decimal(text)), UTC)
+    return datetime.fromtimestamp(int(wire_number(text)), UTC)
 
 
 # -- dynamic (annotation-free) conversion ------------------------------------------------------
@@ -341,7 +407,7 @@ def converter_for(annotation: Any, *, where: str = "") -> Converter:
             longest = max(len(v.encode()) for v in args)
             return _scalar("S", _str_of_enum, _identity, _ENUM_S, max_size=longest)
         if all(isinstance(v, int) and not isinstance(v, bool) for v in args):
-            return _scalar("N", number_text, _int_from_wire, _NUMBER, "int(av['N'])")
+            return _scalar("N", number_text, _int_from_wire, _NUMBER, _INT_DECODE)
         if all(isinstance(v, bool) for v in args):
             return _scalar("BOOL", _identity, _identity)
         return _DYNAMIC
@@ -379,11 +445,11 @@ def _class_converter(cls: type, where: str) -> Converter:
     if issubclass(cls, str):
         return _scalar("S", _identity, _identity, "{'S': v}")
     if issubclass(cls, int):
-        return _scalar("N", number_text, _int_from_wire, _INT, "int(av['N'])")
+        return _scalar("N", number_text, _int_from_wire, _INT, _INT_DECODE)
     if issubclass(cls, float):
-        return _scalar("N", number_text, float, _NUMBER, "float(av['N'])")
+        return _scalar("N", number_text, _float_from_wire, _NUMBER, _FLOAT_DECODE)
     if issubclass(cls, Decimal):
-        return _scalar("N", number_text, Decimal, _DECIMAL, "_Decimal(av['N'])")
+        return _scalar("N", number_text, _decimal_from_wire, _DECIMAL, _DECIMAL_DECODE)
     if issubclass(cls, datetime):
         return _scalar("S", datetime_text, _identity, "{'S': _datetime_text(v)}", max_size=32)
     if issubclass(cls, (date, time)):
@@ -393,7 +459,9 @@ def _class_converter(cls: type, where: str) -> Converter:
     if issubclass(cls, PurePath):
         return _scalar("S", str, _identity, "{'S': str(v)}")
     if issubclass(cls, timedelta):
-        return _scalar("N", lambda v: number_text(Decimal(str(v.total_seconds()))), Decimal)
+        return _scalar(
+            "N", lambda v: number_text(Decimal(str(v.total_seconds()))), _decimal_from_wire
+        )
     if issubclass(cls, (bytes, bytearray)):
         return _scalar("B", bytes, _bytes)
     if issubclass(cls, SecretStr):
@@ -664,10 +732,26 @@ class ModelCodec:
                     data[key] = None if plan.absent == "none" else set()
                 continue
             try:
-                data[key] = decode(av)
-            except (KeyError, ValueError, TypeError, ArithmeticError):
-                data[key] = decode_value(av)
+                try:
+                    data[key] = decode(av)
+                except NumberRangeError:
+                    raise
+                except (KeyError, ValueError, TypeError, ArithmeticError):
+                    data[key] = decode_value(av)
+            except NumberRangeError as exc:
+                raise self._within(plan, av, exc) from None
         return data
+
+    @staticmethod
+    def _within(plan: FieldPlan, av: Wire, exc: NumberRangeError) -> NumberRangeError:
+        """``exc`` located in field ``plan`` (and in the nested model's field, when it is one)."""
+        nested = plan.converter.nested
+        if nested is not None and not exc.path:
+            try:
+                nested.decode_fields_lenient(av["M"])
+            except NumberRangeError as inner:
+                exc = inner
+        return exc.within(plan.name)
 
     def decode_input(self, av: Wire) -> dict[str, Any]:
         return self.decode_fields(av["M"])
@@ -698,6 +782,10 @@ class CodeGen:
             "_decimal_text": decimal_text,
             "_MAX_INT": _MAX_INT,
             "_Decimal": Decimal,
+            "_PLAIN": _PLAIN,
+            "_int_from_wire": _int_from_wire,
+            "_float_from_wire": _float_from_wire,
+            "_decimal_from_wire": _decimal_from_wire,
             "_value_size": value_size,
         }
         self._counter = 0

@@ -26,6 +26,7 @@ from .codec import (
     CodeGen,
     Converter,
     ModelCodec,
+    NumberRangeError,
     Wire,
     bare_annotation,
     check_item_size,
@@ -339,12 +340,19 @@ class EntitySpec:
         except ValidationError as exc:
             error: Exception = exc
         except (KeyError, ValueError, TypeError, ArithmeticError):
-            data = codec.decode_fields_lenient(item)
-            if codec.allows_extra:
-                table = self.table
-                known = {p.attr for p in codec.fields} | table.key_attributes
-                known.add(table.type_attribute)
-                data.update({k: decode_value(a) for k, a in item.items() if k not in known})
+            try:
+                data = codec.decode_fields_lenient(item)
+                if codec.allows_extra:
+                    self._decode_extras(item, data)
+            except NumberRangeError as exc:
+                # Refused before pydantic sees it: converting it could take unbounded time.
+                key = self.describe_key(item)
+                raise ItemDecodeError(
+                    f"stored item {key} does not validate as {self.name}: "
+                    f"{'.'.join(exc.path)}: {exc.why}",
+                    key=key,
+                    raw=dict(item),
+                ) from None
             try:
                 return codec.validate(data)
             except ValidationError as exc:
@@ -355,6 +363,17 @@ class EntitySpec:
             key=key,
             raw=dict(item),
         ) from error
+
+    def _decode_extras(self, item: Mapping[str, Wire], data: dict[str, Any]) -> None:
+        table = self.table
+        known = {p.attr for p in self.codec.fields} | table.key_attributes
+        known.add(table.type_attribute)
+        for name, av in item.items():
+            if name not in known:
+                try:
+                    data[name] = decode_value(av)
+                except NumberRangeError as exc:
+                    raise exc.within(name) from None
 
     def encode_for_condition(self, name: str, value: Any) -> Wire:
         """A value compared with attribute (or field) ``name`` in a condition, encoded exactly

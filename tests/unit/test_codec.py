@@ -791,6 +791,130 @@ def test_constraint_violation_in_stored_item():
         Product.from_item(item)
 
 
+# -- stored numbers outside DynamoDB's limits ---------------------------------------------------
+
+T9 = codec_table()
+
+
+class Inner(BaseModel):
+    x: int
+    y: float = 0.0
+
+
+class Numbers(Entity, table=T9):
+    id: str
+    i: int = 0
+    d: Decimal = Decimal(0)
+    f: float = 0.0
+    level: Level = Level.LOW
+    inner: Inner | None = None
+    ints: set[int] = set()
+    decs: list[Decimal] = []
+    counts: dict[str, int] = {}
+    anything: Any = None
+    expires_at: datetime | None = None
+
+    class Keys:
+        pk = "N#{id}"
+        sk = "N"
+
+
+# Text DynamoDB cannot hold (lax backends such as moto store some of it, other writers can put
+# anything); int(Decimal("1E999999999")) alone would not return for hours.
+OUT_OF_RANGE = [
+    "1E999999999",
+    "-1E999999999",
+    "1E+999999999999999999",
+    "1E-999999999",
+    "1E126",
+    "-1E126",
+    "1E-131",
+    "1E200",
+    "1" * 39,
+    "-" + "1" * 39,
+    "1" * 5000,
+    "NaN",
+    "Infinity",
+    "-Infinity",
+]
+# (attribute, stored value holding the number n, the field path the error names)
+NUMBER_PLACES = [
+    ("i", lambda n: {"N": n}, "i"),
+    ("d", lambda n: {"N": n}, "d"),
+    ("f", lambda n: {"N": n}, "f"),
+    ("level", lambda n: {"N": n}, "level"),
+    ("inner", lambda n: {"M": {"x": {"N": n}}}, "inner.x"),
+    ("inner", lambda n: {"M": {"x": {"N": "1"}, "y": {"N": n}}}, "inner.y"),
+    ("ints", lambda n: {"NS": ["1", n]}, "ints"),
+    ("decs", lambda n: {"L": [{"N": "1"}, {"N": n}]}, "decs"),
+    ("counts", lambda n: {"M": {"a": {"N": n}}}, "counts"),
+    ("anything", lambda n: {"N": n}, "anything"),
+    ("anything", lambda n: {"L": [{"M": {"k": {"N": n}}}]}, "anything"),
+    ("anything", lambda n: {"NS": ["2", n]}, "anything"),
+    ("expires_at", lambda n: {"N": n}, "expires_at"),
+]
+
+
+_REASONS = ("(DynamoDB keeps 38)", "(1E-130 to below 1E126)", "(DynamoDB numbers are)")
+
+
+@pytest.mark.parametrize("number", OUT_OF_RANGE)
+@pytest.mark.parametrize(("attr", "wire", "path"), NUMBER_PLACES)
+def test_stored_number_outside_dynamodb_limits_is_refused_naming_the_field(
+    attr, wire, path, number
+):
+    item = Numbers(id="1").to_item()
+    item[attr] = wire(number)
+    with pytest.raises(ItemDecodeError) as info:
+        Numbers.from_item(item)
+    err = info.value
+    assert "N#1" in str(err.key)
+    assert err.raw == item
+    assert f"Numbers: {path}: a stored number" in err.message
+    assert err.message.endswith(_REASONS)  # a fixed reason, never the stored text
+
+
+@pytest.mark.parametrize("number", OUT_OF_RANGE)
+def test_stored_number_outside_limits_in_an_extra_is_refused_naming_it(number):
+    item = Open(id="1").to_item()
+    item["weird"] = {"N": number}
+    with pytest.raises(ItemDecodeError, match=r"Open: weird: a stored number"):
+        Open.from_item(item)
+
+
+@pytest.mark.parametrize(
+    ("number", "as_int"),
+    [
+        ("1E125", 10**125),
+        ("-9.9999999999999999999999999999999999999E+125", -(10**126) + 10**88),
+        ("1" + "0" * 125, 10**125),  # how dynalite and DynamoDB write 1E125
+        ("1" * 38, int("1" * 38)),
+        ("-" + "1" * 38, -int("1" * 38)),
+        ("9" * 38 + "0" * 50, int("9" * 38) * 10**50),
+        ("0E-500", 0),
+        ("-0", 0),
+    ],
+)
+def test_stored_numbers_at_dynamodb_limits_decode(number, as_int):
+    item = Numbers(id="1").to_item()
+    for attr in ("i", "d", "f", "anything"):
+        item[attr] = {"N": number}
+    item["ints"] = {"NS": [number]}
+    back = Numbers.from_item(item)
+    assert back.i == as_int and back.ints == {as_int}
+    assert back.d == Decimal(number) and back.anything == Decimal(number)
+    assert back.f == float(number)
+
+
+@pytest.mark.parametrize("number", ["1E-130", "-1E-130", "0." + "0" * 129 + "1", "1.5E-100"])
+def test_smallest_stored_numbers_decode(number):
+    item = Numbers(id="1").to_item()
+    item["d"] = item["f"] = item["anything"] = {"N": number}
+    back = Numbers.from_item(item)
+    assert back.d == back.anything == Decimal(number)
+    assert back.f == float(number)
+
+
 # -- hypothesis round trip ---------------------------------------------------------------------
 
 T6 = codec_table()
