@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from singletable import Attr
+from singletable import Attr, Entity
+from singletable.entity import spec_of
 from singletable.errors import (
     AlreadyExists,
     ConditionFailed,
@@ -38,7 +39,7 @@ from .models import (
     TeamMember,
     UserTeam,
 )
-from .test_reads import BASE, DAY, order
+from .test_reads import BASE, order
 
 transactions = pytest.mark.requires("transactions")
 
@@ -54,6 +55,50 @@ def table_items(repo: Any) -> dict[tuple[str, str], dict[str, Any]]:
         if "LastEvaluatedKey" not in page:
             return items
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+def written_attributes(params: dict[str, Any]) -> set[str]:
+    """The attributes an UpdateItem's SET/REMOVE/ADD/DELETE clauses write (condition names have
+    placeholders of their own, ``#c...``, so they never appear in the UpdateExpression)."""
+    names = params.get("ExpressionAttributeNames", {})
+    tokens = params["UpdateExpression"].replace(",", " ").split()
+    return {names[token] for token in tokens if token in names}
+
+
+def entity_specs(table: Any) -> dict[str, Any]:
+    """Type tag -> spec of every entity of tests.models declared on ``table``."""
+    from tests import models
+
+    specs = {}
+    for value in vars(models).values():
+        if isinstance(value, type) and issubclass(value, Entity) and value is not Entity:
+            spec = spec_of(value)
+            if spec.table is table:
+                specs[spec.type_name] = spec
+    return specs
+
+
+def stale_index_keys(repo: Any) -> list[str]:
+    """Items whose stored key attributes differ from what ``to_item`` derives from the entity
+    they decode to (a stale, half-written or missing index entry), as text."""
+    specs = entity_specs(repo.table)
+    key_attrs = repo.table.key_attributes
+    stale = []
+    items = repo.client.scan(TableName=repo.table_name, ConsistentRead=True)["Items"]
+    for item in items:
+        spec = specs.get(item[repo.table.type_attribute]["S"])
+        if spec is None:
+            continue  # guard items
+        derived = spec.to_item(spec.from_item(item))
+        stored = {a: v for a, v in item.items() if a in key_attrs}
+        expected = {a: v for a, v in derived.items() if a in key_attrs}
+        if stored != expected:
+            stale.append(f"{spec.name}: stored {stored}, derived {expected}")
+    return stale
+
+
+def assert_no_stale_index_keys(repo: Any) -> None:
+    assert stale_index_keys(repo) == []
 
 
 def product(pid: str = "p1", stock: int = 5) -> Product:
@@ -241,33 +286,53 @@ def test_update_refuses_stale_or_partial_keys(store: Store) -> None:
     assert table_items(store) == before
 
 
-def test_update_keyword_form_needs_every_template_field(store: Store) -> None:
+def test_update_keyword_form_rewrites_only_the_attributes_it_changes(
+    store: Store, recorder: Any
+) -> None:
     from tests.models import Parcel
 
     store.create(Parcel(customer_id="42", parcel_id="x", carrier="ups", shipped_at=BASE, weight=3))
-    before = table_items(store)
-    with pytest.raises(KeyTemplateError, match="shipped_at"):
-        store.update(Parcel, customer_id="42", parcel_id="x", set={"carrier": "dhl"})
-    assert table_items(store) == before
-    moved = store.update(
-        Parcel, customer_id="42", parcel_id="x", set={"carrier": "dhl", "shipped_at": BASE + DAY}
-    )
+    # GSI1 = ("CARRIER#{carrier}", "SHIPPED#{shipped_at}"): a new carrier rewrites GSI1PK only,
+    # so the update does not need shipped_at.
+    with recorder.expect("UpdateItem"):
+        moved = store.update(Parcel, customer_id="42", parcel_id="x", set={"carrier": "dhl"})
     assert moved.carrier == "dhl"
+    assert written_attributes(recorder.params("UpdateItem")[0]) == {"carrier", "GSI1PK"}
     assert [p.parcel_id for p in store.parcels_by_carrier(carrier="dhl", min_weight=0)] == ["x"]
     assert list(store.parcels_by_carrier(carrier="ups", min_weight=0)) == []
+    assert_no_stale_index_keys(store)
+
+
+def test_update_keyword_form_needs_every_field_of_a_rewritten_attribute(
+    store: Store, recorder: Any
+) -> None:
+    from tests.models import Job
+
+    store.create(Job(job_id="j1", status=Status.SHIPPED, owner="ann", queue="q1"))
+    before = table_items(store)
+    # GSI1PK = QUEUE#{queue}#OWNER#{owner}: a new owner needs the queue too.
+    with recorder.expect(), pytest.raises(KeyTemplateError, match="must also know queue") as caught:
+        store.update(Job, job_id="j1", set={"owner": "bob", "status": Status.SHIPPED})
+    assert caught.value.key == "queue" and "GSI1PK" in str(caught.value)
+    with recorder.expect(), pytest.raises(KeyTemplateError, match=r"'priority'.*add="):
+        store.update(Job, job_id="j1", set={"status": Status.SHIPPED}, add={"priority": 1})
+    assert table_items(store) == before
+    store.update(Job, job_id="j1", set={"owner": "bob", "queue": "q2", "status": Status.SHIPPED})
+    assert_no_stale_index_keys(store)
 
 
 def test_stale_instance_update_raises_instead_of_writing_a_stale_key(store: Store) -> None:
-    from tests.models import Parcel
+    from tests.models import Job
 
-    first = store.create(
-        Parcel(customer_id="42", parcel_id="y", carrier="ups", shipped_at=BASE, weight=3)
-    )
-    store.update(first, shipped_at=BASE + DAY)  # another writer moved the shipping time
+    first = store.create(Job(job_id="j2", status=Status.SHIPPED, owner="ann", queue="q1"))
+    store.update(first, queue="q2")  # another writer moved the job to another queue
     before = table_items(store)
-    with pytest.raises(ConditionFailed):
-        store.update(first, carrier="dhl")  # would derive GSI1SK from the stale shipped_at
+    with pytest.raises(ConditionFailed, match="queue changed since"):
+        store.update(first, owner="bob")  # would derive GSI1PK from the stale queue
     assert table_items(store) == before
+    # GSI1SK reads only the priority (and the key): nothing stale to derive it from.
+    assert store.update(first, priority=5).queue == "q2"
+    assert_no_stale_index_keys(store)
 
 
 def test_delete_returns_old_item(store: Store, recorder: Any) -> None:
@@ -559,3 +624,274 @@ def test_guard_reasons_carry_the_entity_type_and_guard_key(store: Store) -> None
     assert (guard_op.kind, guard_op.entity_type) == ("guard_put", "CUSTOMER")
     assert guard_op.code == "ConditionalCheckFailed" and "ann@example.com" in guard_op.key
     assert isinstance(guard_op.error, UniqueConstraintViolation)
+
+
+# -- key maintenance on keyword updates (issue 11, points 1 and 2) ----------------------------
+
+
+def jobs(store: Store) -> Any:
+    from tests.models import JobBoard
+
+    return JobBoard(client=store.client, table_name=store.table_name, clock=store.clock)
+
+
+def test_keyword_update_evaluates_a_callable_when(store: Store, recorder: Any) -> None:
+    from tests.models import Job
+
+    board = jobs(store)
+    board.create(Job(job_id="j1", status=Status.PENDING, owner="ann", priority=2))
+    assert [j.job_id for j in board.pending_jobs()] == ["j1"]
+    # when=lambda job: job.status is PENDING and job.priority > 0 reads the new status: false.
+    with recorder.expect("UpdateItem"):
+        board.update(Job, job_id="j1", set={"status": Status.SHIPPED})
+    assert list(board.pending_jobs()) == []
+    raw = table_items(board)[("JOB#j1", "JOB")]
+    assert "GSI2PK" not in raw and "GSI2SK" not in raw
+    # Back to PENDING: the callable then reads the priority, which the update must know.
+    before = table_items(board)
+    with recorder.expect(), pytest.raises(KeyTemplateError, match="'priority'") as caught:
+        board.update(Job, job_id="j1", set={"status": "PENDING"})
+    assert caught.value.key == "priority" and "GSI2" in str(caught.value)
+    # A callable may read any field, so an update of another field evaluates it too.
+    with recorder.expect(), pytest.raises(KeyTemplateError, match="'status'"):
+        board.update(Job, job_id="j1", set={"note": "later"})
+    assert table_items(board) == before
+    board.update(Job, job_id="j1", set={"status": "PENDING", "priority": 1})  # str -> Status
+    assert [j.job_id for j in board.pending_jobs()] == ["j1"]
+    assert_no_stale_index_keys(board)
+
+
+def test_instance_update_evaluates_a_callable_when(store: Store) -> None:
+    from tests.models import Job
+
+    board = jobs(store)
+    job = board.create(Job(job_id="j1", status=Status.PENDING, owner="ann", priority=2))
+    lowered = board.update(job, priority=0)  # the callable reads the priority: out
+    assert list(board.pending_jobs()) == []
+    board.update(lowered, priority=3)
+    assert [j.job_id for j in board.pending_jobs()] == ["j1"]
+    assert_no_stale_index_keys(board)
+
+
+@transactions
+def test_transaction_update_evaluates_a_callable_when(store: Store, recorder: Any) -> None:
+    from tests.models import Job
+
+    board = jobs(store)
+    board.create(Job(job_id="j1", status=Status.PENDING, owner="ann", priority=2))
+    board.create(Job(job_id="j2", status=Status.SHIPPED, owner="ann"))
+    before = table_items(board)
+    with (
+        recorder.expect(),
+        pytest.raises(KeyTemplateError, match="'status'"),
+        board.transaction() as tx,
+    ):
+        tx.update(Job, job_id="j2", set={"priority": 4})
+    assert table_items(board) == before
+    with recorder.expect("TransactWriteItems"), board.transaction() as tx:
+        tx.update(Job, job_id="j1", set={"status": Status.SHIPPED})
+        tx.update(Job, job_id="j2", set={"status": Status.PENDING, "priority": 4})
+    assert [j.job_id for j in board.pending_jobs()] == ["j2"]
+    assert_no_stale_index_keys(board)
+
+
+def test_an_optional_key_field_adds_and_removes_both_index_attributes(store: Store) -> None:
+    from tests.models import Job
+
+    board = jobs(store)
+    board.create(Job(job_id="j1", status=Status.SHIPPED, owner="ann"))
+    assert "GSI3PK" not in table_items(board)[("JOB#j1", "JOB")]  # note is None: not indexed
+    board.update(Job, job_id="j1", set={"note": "fragile", "status": Status.SHIPPED})
+    raw = table_items(board)[("JOB#j1", "JOB")]
+    assert (raw["GSI3PK"], raw["GSI3SK"]) == ({"S": "NOTE#fragile"}, {"S": "JOB#j1"})
+    board.update(Job, job_id="j1", remove=["note"], set={"status": Status.SHIPPED})
+    raw = table_items(board)[("JOB#j1", "JOB")]
+    assert "GSI3PK" not in raw and "GSI3SK" not in raw
+    assert_no_stale_index_keys(board)
+
+
+def test_a_new_rating_rewrites_only_the_index_sort_key(game_repo: Any, recorder: Any) -> None:
+    from tests.models import PlayerRating
+
+    game_repo.create(PlayerRating(player_id="p1", season="2026-Q2", rating=900))
+    # The index partition is SEASON-based and the season is not a key field: a new rating
+    # must not need it (GSI pk unchanged), only the sort key is rewritten.
+    with recorder.expect("UpdateItem"):
+        rated = game_repo.update(PlayerRating, player_id="p1", set={"rating": 1200})
+    assert rated.season == "2026-Q2" and rated.rating == 1200
+    params = recorder.params("UpdateItem")[0]
+    assert written_attributes(params) == {"rating", "gsiSort"}
+    assert params["ExpressionAttributeValues"][":v1"] == {"S": "SCORE#01200"}
+    raw = game_repo.client.get_item(
+        TableName=game_repo.table_name,
+        Key={"partitionId": {"S": "PLAYER#p1"}, "rangeId": {"S": "RATING"}},
+    )["Item"]
+    assert (raw["gsiPartition"], raw["gsiSort"]) == ({"S": "RANKED#2026-Q2"}, {"S": "SCORE#01200"})
+
+
+def test_index_changes_is_pure_and_minimal() -> None:
+    from singletable.writes import index_changes
+    from tests.models import Job, PlayerRating
+
+    rating = spec_of(PlayerRating)
+    assert index_changes(rating, {"player_id": "p", "rating": 7}, {"rating"}, {}) == (
+        {"gsiSort": {"S": "SCORE#00007"}},
+        [],
+        {"gsi": ["rating"]},  # the fields the value was derived from (what to condition on)
+    )
+    job = spec_of(Job)
+    keys = {"job_id": "j"}
+    # Leaving the sparse index removes both attributes; the callable read only the status.
+    to_set, to_remove, sources = index_changes(
+        job, {**keys, "status": Status.SHIPPED}, {"status"}, {}
+    )
+    assert (to_set, to_remove, sources) == ({}, ["GSI2PK", "GSI2SK"], {"GSI2": ["status"]})
+    # Joining it writes both, from the key; the callable read the status and the priority.
+    # The priority also feeds GSI1SK, which needs nothing else: GSI1PK (queue, owner) stays.
+    to_set, to_remove, sources = index_changes(
+        job, {**keys, "status": Status.PENDING, "priority": 1}, {"status", "priority"}, {}
+    )
+    assert to_set == {
+        "GSI1SK": {"S": "PRIORITY#001#j"},
+        "GSI2PK": {"S": "JOBS_PENDING"},
+        "GSI2SK": {"S": "JOB#j"},
+    }
+    assert to_remove == []
+    assert sources == {"GSI1": ["priority", "job_id"], "GSI2": ["status", "priority", "job_id"]}
+    with pytest.raises(KeyTemplateError, match="'status'"):
+        index_changes(job, {**keys, "priority": 1}, {"priority"}, {})
+    with pytest.raises(KeyTemplateError, match="by add="):
+        index_changes(
+            job, {**keys, "status": Status.PENDING}, {"status", "priority"}, {"priority": "add="}
+        )
+    # Nothing touched: nothing evaluated, nothing written.
+    assert index_changes(job, keys, set(), {}) == ({}, [], {})
+
+
+# -- delete by key of a Unique() entity races a create (issue 11, point 3) ----------------------
+
+
+def before_call(client: Any, operation: str, action: Any) -> Any:
+    """Run ``action()`` once, right before the client's next ``operation`` call is sent (a
+    write landing between singletable's read and its write)."""
+    fired: list[bool] = []
+
+    def hook(**_: Any) -> None:
+        if not fired:
+            fired.append(True)
+            action()  # its own calls pass through this hook again: fired, so ignored
+
+    event = f"before-call.dynamodb.{operation}"
+    client.meta.events.register(event, hook, unique_id="test-race")
+    return lambda: client.meta.events.unregister(event, unique_id="test-race")
+
+
+def guard_keys(repo: Any) -> list[str]:
+    return sorted(k[0] for k in table_items(repo) if k[0].startswith("__unique__"))
+
+
+@transactions
+def test_delete_by_key_that_races_a_create_deletes_it_with_its_guard(
+    store: Store, recorder: Any
+) -> None:
+    ann = Customer(customer_id="1", name="Ann", email="ann@example.com")
+    created: list[Customer] = []
+    undo = before_call(store.client, "DeleteItem", lambda: created.append(store.create(ann)))
+    try:
+        old = store.delete(Customer, customer_id="1")
+    finally:
+        undo()
+    # The read found nothing; the conditional DeleteItem failed because the customer appeared;
+    # the delete read again and removed the customer together with its guard.
+    assert recorder.operations == [
+        "GetItem",
+        "DeleteItem",
+        "TransactWriteItems",  # the racing create, sent from the hook
+        "GetItem",
+        "TransactWriteItems",
+    ]
+    assert old == created[0]
+    assert store.customer(customer_id="1") is None
+    assert guard_keys(store) == []  # before the fix: the guard stayed, the email taken for good
+    store.create(Customer(customer_id="2", name="Bob", email="ann@example.com"))
+
+
+@transactions
+def test_delete_by_key_that_races_a_guard_move_releases_the_new_guard(store: Store) -> None:
+    ann = store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    undo = before_call(
+        store.client, "TransactWriteItems", lambda: store.update(ann, email="ann@new.example")
+    )
+    try:
+        old = store.delete(Customer, customer_id="1")
+    finally:
+        undo()
+    assert old is not None and old.email == "ann@new.example"
+    assert store.customer(customer_id="1") is None and guard_keys(store) == []
+
+
+@transactions
+def test_transaction_delete_by_key_is_conditioned_on_what_it_read(store: Store) -> None:
+    ann = Customer(customer_id="1", name="Ann", email="ann@example.com")
+    other = Store(client=store.client, table_name=store.table_name)  # another process, say
+    undo = before_call(store.client, "TransactWriteItems", lambda: other.create(ann))
+    try:
+        with pytest.raises(TransactionCanceled) as caught, store.transaction() as tx:
+            tx.delete(Customer, customer_id="1")  # reads: absent; the create lands before it
+    finally:
+        undo()
+    (failed,) = [r for r in caught.value.reasons if r.failed]
+    assert failed.kind == "delete" and "created after the delete read it" in str(failed.error)
+    assert store.customer(customer_id="1") is not None
+    assert guard_keys(store) == ["__unique__#CUSTOMER#email#ann@example.com"]
+
+
+@transactions
+def test_delete_by_key_with_a_failing_condition_raises_it(store: Store, recorder: Any) -> None:
+    store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    before = table_items(store)
+    # One more read tells the caller's condition from a concurrent change: no retry.
+    with (
+        recorder.expect("GetItem", "TransactWriteItems", "GetItem"),
+        pytest.raises(ConditionFailed, match=r"condition= you passed did not hold: name = \?"),
+    ):
+        store.delete(Customer, customer_id="1", condition=Attr("name").eq("Bob"))
+    assert table_items(store) == before
+
+
+# -- a failed condition= names itself (issue 11, point 9) ---------------------------------------
+
+
+def test_failed_update_condition_is_shown_without_values(store: Store) -> None:
+    store.put(product("p1", stock=5))
+    with pytest.raises(ConditionFailed) as caught:
+        store.update(
+            Product,
+            product_id="p1",
+            add={"stock": -7},
+            condition=Attr("stock").gte(7) & Attr("name").eq("Secret Name"),
+        )
+    message = str(caught.value)
+    assert "condition= you passed did not hold: (stock >= ?) AND (name = ?)" in message
+    assert "PRODUCT#p1" in message  # the key identifies the item
+    assert "changed since" not in message and "Secret" not in message and "7" not in message
+
+
+def test_failed_delete_condition_is_shown_without_values(store: Store) -> None:
+    store.put(product("p1", stock=5))
+    with pytest.raises(ConditionFailed) as caught:
+        store.delete(Product, product_id="p1", condition=Attr("stock").between(10, 20))
+    message = str(caught.value)
+    assert "condition= you passed did not hold: stock BETWEEN ? AND ?" in message
+    assert "changed since" not in message and "10" not in message
+
+
+def test_condition_text_names_attributes_and_hides_values() -> None:
+    from singletable.writes import condition_text
+
+    condition = (Attr("status").is_in("A", "B") | ~Attr("note").exists()) & Attr("a.b[2]").lt(
+        Attr("limit")
+    )
+    assert condition_text(condition) == (
+        "((status IN (?, ?)) OR (NOT (attribute_exists(note)))) AND (a.b[2] < limit)"
+    )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 from .batch import batch_get_items, batch_write, key_identity
 from .entity import Entity, EntitySpec, spec_of
 from .errors import (
+    ConditionFailed,
     InvalidRequestError,
     ModelDefinitionError,
     NotFound,
@@ -35,7 +36,7 @@ from .writes import (
     guard_put,
     live_entity,
     stamped,
-    unchanged_condition,
+    stored_entity,
     validated,
 )
 
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 E = TypeVar("E", bound=Entity)
+
+DELETE_ATTEMPTS = 3
+"""Attempts of a delete by key of a ``Unique()`` entity whose item keeps changing under it."""
+
+_UNREAD: Any = object()  # "the item was not read yet" (None means: read, and absent)
 
 UPDATE_KEYWORDS = frozenset(
     {"set", "remove", "add", "delete", "append", "if_not_exists", "condition", "upsert"}
@@ -322,13 +328,33 @@ class Repository:
             return predicted
         return self._read_item(spec, op.key)
 
+    def _read_for_delete(self, spec: EntitySpec, key: dict[str, Any]) -> Any:
+        """The live entity at ``key`` (consistent read), or None when there is no item, an
+        expired one or one of another type. A stored item of this type that no longer decodes
+        raises :class:`ItemDecodeError`: deleting it without knowing its unique values would
+        leave its guards behind for good."""
+        response = self._executor.call(
+            "GetItem", {"TableName": self.table_name, "Key": key, "ConsistentRead": True}
+        )
+        return stored_entity(spec, response.get("Item"), self._write_context())
+
     def _delete_op(
         self,
         target: Any,
         keys: Mapping[str, Any],
         condition: Condition | None,
         must_exist: bool,
+        *,
+        holder: Any = _UNREAD,
     ) -> tuple[WriteOp, Any]:
+        """The delete of ``target`` and the entity it deletes (when known).
+
+        Deleting an entity with ``Unique()`` fields by its key first reads the item (unless the
+        caller passes what it read as ``holder``): found, the delete is conditioned on the
+        unique values (and version) it read and releases their guards in the same transaction;
+        not found, it is conditioned on there still being no such entity, so a create landing
+        in between fails the delete instead of losing its guard.
+        """
         spec = self._spec(target)
         ctx = self._write_context()
         instance = None if isinstance(target, type) else target
@@ -340,24 +366,28 @@ class Repository:
             key = spec.primary_key(spec.key_values(instance))
         else:
             key = spec.key_of_fields(keys)
-        unique_values = None
-        if spec.unique_fields:
-            holder = instance if instance is not None else self._read_item(spec, key)
-            if holder is None:
-                if must_exist:
-                    raise NotFound(f"{spec.name} {spec.describe_key(key)} does not exist")
-                unique_values = None
-            else:
-                unique_values = {f: getattr(holder, f) for f in spec.unique_fields}
-                instance = instance or holder
+        if not spec.unique_fields:
+            op = compile_delete(
+                spec, ctx, key=key, instance=instance, condition=condition, must_exist=must_exist
+            )
+            return op, instance
+        if instance is None:
+            if holder is _UNREAD:
+                holder = self._read_for_delete(spec, key)
+            if holder is None and must_exist:
+                raise NotFound(f"{spec.name} {spec.describe_key(key)} does not exist")
+            instance = holder
         op = compile_delete(
             spec,
             ctx,
             key=key,
-            instance=instance if not isinstance(target, type) else None,
+            instance=instance,
             condition=condition,
             must_exist=must_exist,
-            unique_values=unique_values,
+            unique_values=(
+                None if instance is None else {f: getattr(instance, f) for f in spec.unique_fields}
+            ),
+            absent=instance is None,
         )
         return op, instance
 
@@ -372,15 +402,34 @@ class Repository:
     ) -> Any:
         """Delete an item (``repo.delete(order)`` or ``repo.delete(Order, **key_fields)``) and
         return the old entity, or None if there was none (``must_exist=True``:
-        :class:`NotFound`). Unique guards go in the same transaction."""
+        :class:`NotFound`). Unique guards go in the same transaction.
+
+        By key, an entity with ``Unique()`` fields is read first; if the item changes between
+        that read and the delete (created, deleted, a unique value or the version changed), the
+        delete fails on its condition, reads again and retries (up to 3 attempts), so it
+        deletes what is there when it lands, guards included, like a delete without guards.
+        """
         self._outside_transaction("delete")
-        op, holder = self._delete_op(target, keys, condition, must_exist)
-        spec = op.spec
-        assert spec is not None
-        response = self._send(op, "delete")
-        if op.guards:
-            return holder
-        return live_entity(spec, response.get("Attributes"), self._write_context())
+        spec = self._spec(target)
+        reread = isinstance(target, type) and bool(spec.unique_fields)
+        holder: Any = _UNREAD
+        attempt = 1
+        while True:
+            op, holder = self._delete_op(target, keys, condition, must_exist, holder=holder)
+            try:
+                response = self._send(op, "delete")
+            except ConditionFailed:
+                if not reread or attempt >= DELETE_ATTEMPTS:
+                    raise
+                fresh = self._read_for_delete(spec, op.key)
+                if _same_holder(spec, holder, fresh):
+                    raise  # what the delete read still holds: the caller's condition failed
+                holder = fresh
+                attempt += 1
+                continue
+            if reread or op.guards:
+                return holder
+            return live_entity(spec, response.get("Attributes"), self._write_context())
 
     def _condition_check_op(
         self, target: Any, keys: Mapping[str, Any], condition: Condition
@@ -414,7 +463,7 @@ class Repository:
             key=old_key,
             instance=entity,
             must_exist=True,
-            condition=None if spec.version_field else unchanged_condition(spec, entity),
+            unchanged=None if spec.version_field else entity,
         )
         create_op = compile_create(spec, moved, ctx)
         new_key = create_op.key
@@ -599,3 +648,12 @@ def _ttl_after(
 def _as_written(spec: EntitySpec, entity: Any) -> Any:
     """``entity`` as reading it back gives it (canonical datetimes, whole-second TTL)."""
     return spec.from_item(spec.to_item(entity))
+
+
+def _same_holder(spec: EntitySpec, read: Any, fresh: Any) -> bool:
+    """Whether two reads of an item agree on what a delete by key is conditioned on: its
+    presence, its unique values and its version."""
+    if read is None or fresh is None:
+        return read is None and fresh is None
+    names = [*spec.unique_fields, *([spec.version_field] if spec.version_field else [])]
+    return all(getattr(read, name) == getattr(fresh, name) for name in names)

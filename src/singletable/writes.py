@@ -10,7 +10,10 @@ caller should see. The same ops fill transactions, so semantics are identical th
 from __future__ import annotations
 
 import functools
+import inspect
 import json
+import operator
+import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
@@ -174,6 +177,17 @@ def _encoder(spec: EntitySpec | None) -> Callable[[str, Any], Wire]:
 
 
 def live_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteContext) -> Any:
+    """The entity ``item`` holds, or None: no item, an expired one, another type, or one that
+    no longer decodes."""
+    try:
+        return stored_entity(spec, item, ctx)
+    except SingleTableError:
+        return None
+
+
+def stored_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteContext) -> Any:
+    """Like :func:`live_entity`, but an item of this type that no longer decodes raises
+    :class:`ItemDecodeError` instead of reading as absent."""
     if not item:
         return None
     if spec.ttl_field and spec.table.ttl_attribute:
@@ -183,10 +197,7 @@ def live_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteCon
     tag = item.get(spec.table.type_attribute)
     if tag is None or tag.get("S") != spec.type_name:
         return None
-    try:
-        return spec.from_item(item)
-    except SingleTableError:
-        return None
+    return spec.from_item(item)
 
 
 def _is_expired(spec: EntitySpec, item: Mapping[str, Wire], ctx: WriteContext) -> bool:
@@ -347,15 +358,47 @@ def _ttl_wire(spec: EntitySpec, item: Mapping[str, Wire]) -> Wire | None:
     return item.get(ttl) if ttl and spec.ttl_field else None
 
 
+class _NamesOnly(ExpressionBuilder):
+    """Writes attribute names as they are and every value as ``?`` (for error messages)."""
+
+    def name(self, attribute: str) -> str:
+        return attribute
+
+    def value(self, wire: Wire) -> str:
+        return "?"
+
+
+def condition_text(condition: Condition) -> str:
+    """``condition`` as an error message shows it: attribute names and operators, every value
+    as ``?`` (``stock >= ?``). Values are left out because they are compared with item contents
+    and often are such contents (an email, a name): messages never carry them, and the caller
+    has them at hand anyway."""
+    try:
+        return condition.compile(CompileContext(_NamesOnly(), lambda _path, _value: {"NULL": True}))
+    except SingleTableError:  # e.g. a Param without its value: show the attribute names only
+        return f"a condition on {', '.join(sorted(condition.attribute_paths())) or 'the item'}"
+
+
 def _stale_or_failed(
     spec: EntitySpec,
     key: Mapping[str, Wire],
     current: Any,
     expected_version: int | None,
     verb: str,
+    *,
+    condition: Condition | None = None,
+    expected: Mapping[str, Any] | None = None,
 ) -> SingleTableError:
-    """A failed condition on an existing item: a version conflict when the stored version is
-    not the expected one, else the condition itself failed."""
+    """The error of a write whose condition failed on an existing (or not returned) item.
+
+    Inputs: ``current`` the stored entity returned with the failure (None when there is none or
+    the backend returned none), the version and field values (``expected``) the write was
+    conditioned on, and the caller's ``condition``. In this order: another stored version is a
+    :class:`VersionConflict`; another stored value of an ``expected`` field is a
+    :class:`ConditionFailed` naming the field (the item changed since it was read); else the
+    caller's condition failed: :class:`ConditionFailed` showing it (:func:`condition_text`).
+    """
+    where = f"{verb} {spec.name} {key_text(key)}"
     if spec.version_field and expected_version is not None:
         stored = getattr(current, spec.version_field) if current is not None else 0
         if stored != expected_version:
@@ -365,9 +408,26 @@ def _stale_or_failed(
                 key=key_text(key),
                 item=current,
             )
+    if current is not None and expected:
+        moved = [name for name, value in expected.items() if getattr(current, name) != value]
+        if moved:
+            return ConditionFailed(
+                f"{where}: the stored {', '.join(moved)} changed since the write read it "
+                "(a concurrent write); read the item again and retry",
+                key=key_text(key),
+                item=current,
+            )
+    if condition is not None:
+        unsure = ""
+        if expected and current is None:  # no item came back to tell which condition failed
+            unsure = " (or the stored item changed since it was read)"
+        return ConditionFailed(
+            f"{where}: the condition= you passed did not hold{unsure}: {condition_text(condition)}",
+            key=key_text(key),
+            item=current,
+        )
     return ConditionFailed(
-        f"the condition on {verb} {spec.name} {key_text(key)} did not hold "
-        "(the stored item changed since it was read?)",
+        f"the condition on {where} did not hold (the stored item changed since it was read?)",
         key=key_text(key),
         item=current,
     )
@@ -396,7 +456,8 @@ def compile_create(
                 f"{spec.name} {key_text(key)} already exists", key=key_text(key), item=current
             )
         return ConditionFailed(
-            f"the condition on creating {spec.name} {key_text(key)} did not hold",
+            f"creating {spec.name} {key_text(key)}: the condition= you passed did not hold: "
+            f"{condition_text(condition)}",
             key=key_text(key),
             item=current,
         )
@@ -441,11 +502,14 @@ def compile_put(
         else:
             conditions.append(_version_condition(spec, expected_version))
     guards: list[WriteOp] = []
+    expected: dict[str, Any] = {}
     if spec.unique_fields and previous_known:
         ttl = _ttl_wire(spec, item)
         for f in spec.unique_fields:
             new_value = getattr(entity, f)
             old_value = getattr(previous, f) if previous is not None else None
+            if previous is not None:
+                expected[f] = old_value
             attr = Attr(spec.attr_names[f])
             if previous is None:
                 conditions.append(_absent_condition(spec.table.pk, None, ctx) | attr.not_exists())
@@ -465,7 +529,9 @@ def compile_put(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
-        return _stale_or_failed(spec, key, current, expected_version, "putting")
+        return _stale_or_failed(
+            spec, key, current, expected_version, "putting", condition=condition, expected=expected
+        )
 
     op = WriteOp("put", "PutItem", spec, spec.type_name, key, params, spec.describe_key(key), fail)
     op.result = _as_stored(spec, item)
@@ -476,71 +542,282 @@ def compile_put(
 # -- update ------------------------------------------------------------------------------------
 
 
-class _Known:
-    """Field values an update knows; reading any other field names it (for callable ``when``)."""
+class _Unknown(Exception):
+    """User code (a callable ``when=``, a computed field) read a field the update does not know."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
+
+
+_MISSING = object()
+
+
+class _FieldReader:
+    """The entity as far as an update knows it, handed to user code in its place.
+
+    Reading a field returns its known value and records the read; reading a field the update
+    does not know raises :class:`_Unknown`. Properties (computed fields included), cached
+    properties and methods of the entity class run against the reader, so the fields *they*
+    read are recorded and checked too. Read-only.
+    """
+
+    __slots__ = ("_cls", "_fields", "_reads", "_values")
 
     def __init__(self, spec: EntitySpec, values: Mapping[str, Any]) -> None:
-        self.__dict__["_spec"] = spec
-        self.__dict__["_values"] = dict(values)
+        object.__setattr__(self, "_cls", spec.cls)
+        object.__setattr__(self, "_fields", spec.cls.model_fields)
+        object.__setattr__(self, "_values", values)
+        object.__setattr__(self, "_reads", {})
 
     def __getattr__(self, name: str) -> Any:
-        values = self.__dict__["_values"]
-        if name in values:
-            return values[name]
-        spec = self.__dict__["_spec"]
+        if name in self._fields:
+            self._reads[name] = None
+            try:
+                return self._values[name]
+            except KeyError:
+                raise _Unknown(name) from None
+        found = inspect.getattr_static(self._cls, name, _MISSING)
+        if isinstance(found, property) and found.fget is not None:
+            return found.fget(self)
+        if isinstance(found, functools.cached_property):
+            return found.func(self)
+        if isinstance(found, staticmethod):
+            return found.__func__
+        if isinstance(found, classmethod):
+            return types.MethodType(found.__func__, self._cls)
+        if inspect.isfunction(found):
+            return types.MethodType(found, self)
+        if found is _MISSING:
+            raise AttributeError(f"{self._cls.__qualname__} has no attribute {name!r}")
+        return found
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{self._cls.__qualname__} is read-only during the evaluation")
+
+    @property
+    def reads(self) -> list[str]:
+        """The fields read so far, in order."""
+        return list(self._reads)
+
+
+def _evaluate(
+    spec: EntitySpec, values: Mapping[str, Any], code: Callable[[Any], Any], what: str
+) -> tuple[Any, list[str]]:
+    """``code(entity)`` evaluated on ``values`` (what an update knows) through a
+    :class:`_FieldReader`: returns (result, fields read, in order). Raises :class:`_Unknown`
+    when ``code`` reads a field missing from ``values``; any other exception ``code`` raises
+    becomes a :class:`KeyTemplateError` naming ``what`` (the exception is its cause)."""
+    reader = _FieldReader(spec, values)
+    try:
+        result = code(reader)
+    except _Unknown:
+        raise
+    except Exception as exc:
         raise KeyTemplateError(
-            f"updating {spec.name} needs {name!r} to decide sparse-index membership; pass it "
-            "in set= or update the entity instance instead",
-            key=name,
+            f"updating {spec.name}: evaluating {what} raised {type(exc).__name__}; singletable "
+            "evaluates it on a read-only stand-in for the entity that holds the fields the update "
+            "knows (fields, properties and methods work)",
+            key=what,
+        ) from exc
+    return result, reader.reads
+
+
+@functools.cache
+def _optional_key_fields(spec: EntitySpec, index: IndexSpec) -> tuple[str, ...]:
+    """The template fields of ``index`` that may be None (nullable or computed): an entity
+    whose value is None is left out of the index, as :meth:`EntitySpec.to_item` does."""
+    nullable = {p.name for p in spec.codec.fields if p.nullable}
+    maybe_none = nullable | set(spec.computed_in_keys)
+    primary = set(spec.primary_fields)
+    return tuple(
+        dict.fromkeys(f for f in index.template_fields if f in maybe_none and f not in primary)
+    )
+
+
+class _Refusal:
+    """The :class:`KeyTemplateError` of an update that needs a field it does not know."""
+
+    def __init__(self, spec: EntitySpec, touched: Iterable[str], blind: Mapping[str, str]):
+        self.spec = spec
+        maintained = {spec.version_field, spec.updated_field}
+        changes = sorted(f for f in touched if f not in maintained)
+        self.changes = ", ".join(changes or sorted(touched))
+        self.blind = blind
+
+    def unknown(self, field: str, needed_for: str, hint: str = "") -> KeyTemplateError:
+        spec = self.spec
+        if field in self.blind:
+            return KeyTemplateError(
+                f"updating {spec.name}: {needed_for} needs {field!r}, which this update changes "
+                f"by {self.blind[field]}, so its new value is not known here; use set= with the "
+                "new value, or update the entity instance",
+                key=field,
+            )
+        return KeyTemplateError(
+            f"updating {spec.name} changes {self.changes}; {needed_for} needs {field!r}, which "
+            f"the update does not know: the update must also know {field} (pass it in set=, or "
+            f"update the entity instance{hint}) so no index key is ever stale or partial",
+            key=field,
         )
 
 
-def _index_inputs(index: IndexSpec) -> set[str]:
-    return set(index.template_fields) | set(index.when_fields)
-
-
 def index_changes(
-    spec: EntitySpec, known: Mapping[str, Any], touched: set[str], blind: set[str]
+    spec: EntitySpec,
+    known: Mapping[str, Any],
+    touched: set[str],
+    blind: Mapping[str, str],
+    *,
+    every_attribute: bool = False,
 ) -> tuple[dict[str, Wire], list[str], dict[str, list[str]]]:
-    """Key attributes to SET and REMOVE for an update that knows ``known`` field values.
+    """The index key attributes an update must SET and REMOVE, one attribute at a time.
 
-    ``touched`` are the fields the update changes; ``blind`` are changed in ways the client
-    cannot compute (ADD, append...). Returns (set, remove, index -> fields it was derived from).
+    Inputs: ``known`` field values after the update (the key fields and ``set=`` values in the
+    keyword form; every field in the instance form), ``touched`` the fields the update changes,
+    ``blind`` those it changes in ways the client cannot compute (field -> ``"add"``,
+    ``"append"``, ...; they are not in ``known``), ``every_attribute`` (an upsert, which may
+    create the item, writes every index attribute).
+
+    Rules (the same derivation as :meth:`EntitySpec.to_item`):
+
+    * user code can read any field, so when anything is touched every callable ``when=`` and
+      every computed field in an index template is evaluated on ``known`` (a read of an unknown
+      field refuses the update, naming it); a computed field is changed when it read a touched
+      field;
+    * an attribute is rewritten when its template reads a changed field, or when the membership
+      of an index it belongs to may change (a ``when=`` field, a field the callable read, or a
+      field that may be None in its templates was touched): membership adds or removes **both**
+      attributes of the index;
+    * a rewritten attribute is SET when one of its indexes holds the item (which must then be
+      decidable from ``known``) and every field of its template is known, else REMOVEd.
+
+    Returns ``(set, remove, sources)``: ``sources`` maps each index whose attributes are written
+    to the fields the decision read (what an instance-form update conditions on). Raises
+    :class:`KeyTemplateError` naming the first field needed but not known.
     """
+    if not touched:
+        return {}, [], {}
+    refuse = _Refusal(spec, touched, blind)
+    base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
+    base_fields = set(spec.base.template_fields)
+    fields = spec.cls.model_fields
+    values = {n: v for n, v in known.items() if n in fields}  # what user code may read
+    derived: dict[str, Any] = dict(known)  # what templates render from (+ computed fields)
+    reads_of: dict[str, list[str]] = {n: [n] for n in fields}
+    changed = set(touched)
+
+    in_index = {f for index in spec.indexes.values() for f in index.template_fields}
+    for name in spec.computed_in_keys:
+        if name not in in_index or name in base_fields:
+            continue  # a primary-key field never changes in place
+        where = f"{name} (computed, in an index key)"
+        try:
+            value, reads = _evaluate(spec, values, operator.attrgetter(name), where)
+        except _Unknown as exc:
+            raise refuse.unknown(exc.field, where) from None
+        derived[name] = value
+        reads_of[name] = reads
+        if set(reads) & touched:
+            changed.add(name)
+
+    # Callable conditions: evaluated on every update that touches anything.
+    verdicts: dict[str, tuple[bool, list[str]]] = {}
+    for index_name, index in spec.indexes.items():
+        if index.when_callable is None:
+            continue
+        where = (
+            f"the when= callable of sparse index {index_name} (evaluated on every update: "
+            "it may read any field)"
+        )
+        try:
+            result, reads = _evaluate(spec, values, index.when_callable, where)
+        except _Unknown as exc:
+            hint = ", or declare when={field: value} so singletable knows what it reads"
+            raise refuse.unknown(exc.field, where, hint) from None
+        verdicts[index_name] = (bool(result), reads)
+
+    def may_leave_or_join(index_name: str, index: IndexSpec) -> bool:
+        if every_attribute:
+            return True
+        inputs = set(index.when_fields) | set(_optional_key_fields(spec, index))
+        if index_name in verdicts:
+            inputs |= set(verdicts[index_name][1])
+        return bool(inputs & changed)
+
+    memberships: dict[str, tuple[bool, list[str]]] = {}
+
+    def membership(index_name: str, index: IndexSpec) -> tuple[bool, list[str]]:
+        """Whether the item is in ``index`` after the update, and the fields that decided."""
+        if index_name in memberships:
+            return memberships[index_name]
+        reads: list[str] = []
+        unknown: list[str] = []
+        result: bool | None = None
+        for fname, allowed in (index.when or {}).items():
+            reads.append(fname)
+            if fname not in derived:
+                unknown.append(fname)
+            elif derived[fname] not in allowed:
+                result = False
+                break
+        if result is None and index_name in verdicts:
+            verdict, callable_reads = verdicts[index_name]
+            reads.extend(callable_reads)
+            if not verdict:
+                result = False
+        if result is None:
+            for fname in _optional_key_fields(spec, index):
+                reads.extend(reads_of.get(fname, [fname]))
+                if fname not in derived:
+                    unknown.append(fname)
+                elif derived[fname] is None:
+                    result = False
+                    break
+        if result is None:
+            if unknown:
+                raise refuse.unknown(
+                    unknown[0], f"deciding whether the item is in sparse index {index_name}"
+                )
+            result = True
+        memberships[index_name] = (result, reads)
+        return result, reads
+
+    writers: dict[str, list[tuple[str, IndexSpec, KeyTemplate]]] = {}
+    for index_name, index in spec.indexes.items():
+        for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)):
+            if tpl is not None and attr and attr not in base_attrs:
+                writers.setdefault(attr, []).append((index_name, index, tpl))
+
     to_set: dict[str, Wire] = {}
     to_remove: list[str] = []
     sources: dict[str, list[str]] = {}
-    for name, index in spec.indexes.items():
-        inputs = _index_inputs(index)
-        if not inputs & touched:
+    for attr, entries in writers.items():
+        template = entries[0][2]  # every writer of one attribute has the same template
+        rewrite = every_attribute or bool(set(template.fields) & changed)
+        rewrite = rewrite or any(may_leave_or_join(n, i) for n, i, _ in entries)
+        if not rewrite:
             continue
-        where = f"updating {spec.name} changes {sorted(inputs & touched)}, which feed index {name}"
-        if inputs & blind:
-            raise KeyTemplateError(
-                f"{where}; its key cannot be recomputed from an ADD/append/DELETE of "
-                f"{sorted(inputs & blind)[0]!r}; use set= with the new value",
-                key=sorted(inputs & blind)[0],
-            )
-        missing = sorted(f for f in inputs if f not in known)
-        if missing:
-            raise KeyTemplateError(
-                f"{where}; the update must also know {', '.join(missing)} (pass them in set=, "
-                "or update the entity instance) so the key is never stale or partial",
-                key=missing[0],
-            )
-        member = index.when_holds(known)
-        if member and index.when_callable is not None:
-            member = bool(index.when_callable(_Known(spec, known)))
-        attrs = [
-            (a, t) for a, t in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)) if t and a
-        ]
-        if member and all(known[f] is not None for _, t in attrs for f in t.fields):
-            for attr, template in attrs:
-                to_set[attr] = {"S": template.render(known)}
-        else:
-            to_remove.extend(attr for attr, _ in attrs)
-        sources[name] = sorted(inputs)
-    return to_set, to_remove, sources
+        present = False
+        for index_name, index, _ in entries:
+            member, reads = membership(index_name, index)
+            sources.setdefault(index_name, []).extend(reads)
+            if member:
+                present = True
+                break
+        if not present:
+            to_remove.append(attr)
+            continue
+        role = f"{attr} (index {entries[0][0]}, {template.text!r})"
+        for fname in template.fields:
+            if fname not in derived:
+                raise refuse.unknown(fname, role)
+            sources.setdefault(entries[0][0], []).extend(reads_of.get(fname, [fname]))
+        to_set[attr] = {"S": template.render(derived)}
+    return (
+        to_set,
+        to_remove,
+        {name: list(dict.fromkeys(reads)) for name, reads in sources.items()},
+    )
 
 
 def _field_kind(spec: EntitySpec, name: str) -> str:
@@ -648,6 +925,8 @@ def compile_update(
                 key=missing[0],
             )
 
+    # What the update knows after it is applied, and what it changes (blind: in ways the
+    # client cannot compute). The maintained fields change on every update.
     known: dict[str, Any] = {}
     if instance is not None:
         known.update({n: getattr(instance, n) for n in fields})
@@ -660,14 +939,27 @@ def compile_update(
     touched = (
         set(coerced_set) | set(remove) | set(add) | set(delete) | set(append) | set(coerced_ine)
     )
-    blind = set(add) | set(delete) | set(append) | (set(coerced_ine) if instance is None else set())
-    if spec.computed_in_keys and instance is not None and touched:
-        # Computed fields follow the fields they are computed from: recompute them.
-        merged = validated(spec, {**{n: getattr(instance, n) for n in fields}, **coerced_set})
-        for name in spec.computed_in_keys:
-            known[name] = getattr(merged, name)
-        touched |= set(spec.computed_in_keys)
-    index_set, index_remove, sources = index_changes(spec, known, touched, blind)
+    blind = {n: "add=" for n in add} | {n: "delete=" for n in delete}
+    blind |= {n: "append=" for n in append}
+    if instance is None:
+        blind |= {n: "if_not_exists=" for n in coerced_ine}
+    if spec.updated_field:
+        touched.add(spec.updated_field)
+        known[spec.updated_field] = ctx.now
+    if spec.version_field:
+        touched.add(spec.version_field)
+        if instance is not None:
+            known[spec.version_field] = getattr(instance, spec.version_field) + 1
+        else:
+            blind[spec.version_field] = "adding 1 to the version (Version())"
+    if upsert and spec.created_field and instance is None:
+        touched.add(spec.created_field)
+        blind[spec.created_field] = "if_not_exists (an upsert sets it only on a new item)"
+    for name in blind:
+        known.pop(name, None)
+    index_set, index_remove, sources = index_changes(
+        spec, known, touched, blind, every_attribute=upsert
+    )
 
     builder = ExpressionBuilder()
     update = UpdateExpression(builder)
@@ -718,16 +1010,20 @@ def compile_update(
     if not upsert:
         conditions.append(_exists_condition(spec, ctx))
     expected_version = None
+    expected: dict[str, Any] = {}  # stored values the update is conditioned on
     if instance is not None:
         if spec.version_field:
             expected_version = getattr(instance, spec.version_field)
             conditions.append(_version_condition(spec, expected_version))
         else:
-            derived_from = {f for names in sources.values() for f in names} - touched
+            # The key attributes written were derived from these stored values too: a
+            # concurrent change of one of them fails the update instead of leaving a stale key.
+            derived_from = {f for names in sources.values() for f in names} - touched - primary
             for name in sorted(derived_from):
                 if name not in fields:
                     continue
                 value = getattr(instance, name)
+                expected[name] = value
                 stored = Attr(spec.attr_names[name])
                 conditions.append(stored.not_exists() if value is None else stored.eq(value))
     guards: list[WriteOp] = []
@@ -736,6 +1032,7 @@ def compile_update(
             if name not in coerced_set and name not in remove:
                 continue
             new_value = None if name in remove else coerced_set[name]
+            expected[name] = old_value
             stored = Attr(spec.attr_names[name])
             conditions.append(stored.not_exists() if old_value is None else stored.eq(old_value))
             if new_value == old_value:
@@ -771,7 +1068,9 @@ def compile_update(
                 key=key_text(key),
                 item=None,
             )
-        return _stale_or_failed(spec, key, current, expected_version, "updating")
+        return _stale_or_failed(
+            spec, key, current, expected_version, "updating", condition=condition, expected=expected
+        )
 
     op = WriteOp(
         "update", "UpdateItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
@@ -816,20 +1115,38 @@ def compile_delete(
     condition: Condition | None = None,
     must_exist: bool = False,
     unique_values: Mapping[str, Any] | None = None,
+    absent: bool = False,
+    unchanged: Any = None,
 ) -> WriteOp:
-    """DeleteItem returning the old item; guards of ``unique_values`` are released with it."""
+    """DeleteItem returning the old item; guards of ``unique_values`` are released with it.
+
+    Inputs: the caller's ``condition`` and ``must_exist``; ``instance``, the entity the delete
+    was built from (its version is required with ``Version()``); ``unique_values``, the stored
+    unique values read first (each is required to be still stored, and its guard is deleted);
+    ``absent`` when the item was read first and no live entity of this type was found (the
+    delete then requires that to hold still: a concurrent create fails it instead of being
+    deleted without its guards); ``unchanged``, an entity whose stored scalar fields must all be
+    unchanged (:func:`unchanged_condition`).
+    """
     conditions: list[Condition | None] = [condition]
+    expected: dict[str, Any] = {}
     if must_exist:
         conditions.append(_exists_condition(spec, ctx))
+    if absent:
+        conditions.append(_no_live_entity(spec, ctx))
     expected_version = None
     if instance is not None and spec.version_field:
         expected_version = getattr(instance, spec.version_field)
         conditions.append(_version_condition(spec, expected_version))
+    if unchanged is not None:
+        conditions.append(unchanged_condition(spec, unchanged))
+        expected.update({name: getattr(unchanged, name) for name in _scalar_fields(spec)})
     guards: list[WriteOp] = []
     if unique_values:
         for name, value in unique_values.items():
             attr = Attr(spec.attr_names[name])
             conditions.append(attr.not_exists() if value is None else attr.eq(value))
+            expected[name] = value
             if value is not None:
                 guards.append(guard_delete(spec, name, value, key, ctx))
     params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key}
@@ -840,7 +1157,16 @@ def compile_delete(
         current = live_entity(spec, old, ctx)
         if must_exist and (not old or _is_expired(spec, old, ctx)):
             return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
-        return _stale_or_failed(spec, key, current, expected_version, "deleting")
+        if absent and current is not None:
+            return ConditionFailed(
+                f"deleting {spec.name} {key_text(key)}: the item was created after the delete "
+                "read it as absent (a concurrent create); read it again and retry",
+                key=key_text(key),
+                item=current,
+            )
+        return _stale_or_failed(
+            spec, key, current, expected_version, "deleting", condition=condition, expected=expected
+        )
 
     op = WriteOp(
         "delete", "DeleteItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
@@ -849,19 +1175,39 @@ def compile_delete(
     return op
 
 
+def _no_live_entity(spec: EntitySpec, ctx: WriteContext) -> Condition:
+    """No live entity of ``spec``'s type at the key: no item, another type, or expired."""
+    table = spec.table
+    text = "attribute_not_exists(@pk) OR @type <> @tag"
+    names = {"@pk": table.pk, "@type": table.type_attribute}
+    values: dict[str, Wire] = {"@tag": {"S": spec.type_name}}
+    if spec.ttl_field and table.ttl_attribute:
+        text += " OR @ttl < @now"
+        names["@ttl"] = table.ttl_attribute
+        values["@now"] = {"N": str(ctx.now_epoch)}
+    return raw_condition(text, names, values)
+
+
+def _scalar_fields(spec: EntitySpec) -> list[str]:
+    """Fields stored as one scalar (S, N, BOOL, B) outside the primary key."""
+    primary = {spec.table.pk, spec.table.sk}
+    return [
+        plan.name
+        for plan in spec.codec.fields
+        if plan.attr not in primary and plan.converter.wire_tag in ("S", "N", "BOOL", "B")
+    ]
+
+
 def unchanged_condition(spec: EntitySpec, instance: Any) -> Condition | None:
     """The stored scalar attributes still equal ``instance``'s: a write built from a stale copy
     of an entity without ``Version()`` fails instead of losing a concurrent change."""
     item = spec.to_item(instance)
-    primary = {spec.table.pk, spec.table.sk}
     conditions: list[Condition | None] = []
-    for plan in spec.codec.fields:
-        if plan.attr in primary or plan.converter.wire_tag not in ("S", "N", "BOOL", "B"):
-            continue
-        wire = item.get(plan.attr)
-        stored = Attr(plan.attr)
+    for name in _scalar_fields(spec):
+        attr = spec.attr_names[name]
+        stored = Attr(attr)
         conditions.append(
-            stored.not_exists() if wire is None else stored.eq(getattr(instance, plan.name))
+            stored.not_exists() if item.get(attr) is None else stored.eq(getattr(instance, name))
         )
     return all_of(conditions)
 
@@ -880,8 +1226,9 @@ def exists_check(
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         if not old or _is_expired(spec, old, ctx):
             return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
+        text = condition_text(condition) if condition is not None else "the item exists"
         return ConditionFailed(
-            f"the condition on updating {spec.name} {key_text(key)} did not hold",
+            f"updating {spec.name} {key_text(key)}: the condition= you passed did not hold: {text}",
             key=key_text(key),
             item=live_entity(spec, old, ctx),
         )
@@ -898,7 +1245,8 @@ def compile_condition_check(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(
-            f"the condition check on {spec.name} {key_text(key)} did not hold",
+            f"the condition check on {spec.name} {key_text(key)} did not hold: "
+            f"{condition_text(condition)}",
             key=key_text(key),
             item=live_entity(spec, old, ctx),
         )
