@@ -1,6 +1,11 @@
 """A hypothesis state machine drives random writes through the repository and checks, after
 every step, that every access pattern returns what a plain in-memory model says and that no
-orphaned guard item or stale index key exists."""
+orphaned guard item or stale index key exists: every stored item's key attributes are compared
+with what ``to_item`` derives from the entity it decodes to.
+
+Jobs (``tests.models.Job``) have a sparse index whose ``when=`` is a callable, a partition key of
+two fields and an index keyed on an optional field, and are changed by keyword-form updates
+(alone and in transactions), whose refusals the model predicts."""
 
 from __future__ import annotations
 
@@ -16,18 +21,35 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 
 from singletable.errors import (
     AlreadyExists,
+    KeyTemplateError,
     NotFound,
     TransactionCanceled,
     UniqueConstraintViolation,
 )
 
-from .models import Customer, Order, Status, Store, shop
+from .models import Customer, Job, JobBoard, Order, Status, shop
 from .test_reads import BASE
+from .test_writes import stale_index_keys
 
 IDS = st.sampled_from(["c1", "c2", "c3"])
 EMAILS = st.sampled_from(["a@x.io", "b@x.io", "c@x.io", "d@x.io"])
 ORDER_IDS = st.sampled_from(["o1", "o2", "o3", "o4"])
 STATUSES = st.sampled_from(list(Status))
+JOB_IDS = st.sampled_from(["j1", "j2", "j3"])
+OWNERS = st.sampled_from(["ann", "bob"])
+QUEUES = st.sampled_from(["main", "slow"])
+PRIORITIES = st.integers(0, 2)
+NOTES = st.sampled_from([None, "fragile", "urgent"])
+JOB_CHANGES = st.fixed_dictionaries(
+    {},
+    optional={
+        "status": STATUSES,
+        "owner": OWNERS,
+        "queue": QUEUES,
+        "priority": PRIORITIES,
+        "note": NOTES,
+    },
+)
 _tables = itertools.count()
 
 
@@ -36,9 +58,10 @@ class ShopMachine(RuleBasedStateMachine):
         super().__init__()
         name = f"state-{next(_tables)}"
         shop.create(client, table_name=name)
-        self.repo = Store(client=client, table_name=name)
+        self.repo = JobBoard(client=client, table_name=name)
         self.customers: dict[str, Customer] = {}
         self.orders: dict[str, Order] = {}  # by order_id (one customer: "c1")
+        self.jobs: dict[str, Job] = {}
 
     # -- customers (unique email, version) --
 
@@ -152,6 +175,81 @@ class ShopMachine(RuleBasedStateMachine):
         for order in stored:
             self.orders[order.order_id] = order
 
+    # -- jobs (callable sparse condition, keys rewritten one attribute at a time) --
+
+    @rule(
+        job_id=JOB_IDS,
+        status=STATUSES,
+        owner=OWNERS,
+        queue=QUEUES,
+        priority=PRIORITIES,
+        note=NOTES,
+    )
+    def create_job(
+        self, job_id: str, status: Status, owner: str, queue: str, priority: int, note: str | None
+    ) -> None:
+        new = Job(
+            job_id=job_id, status=status, owner=owner, queue=queue, priority=priority, note=note
+        )
+        if job_id in self.jobs:
+            with pytest.raises(AlreadyExists):
+                self.repo.create(new)
+        else:
+            self.jobs[job_id] = self.repo.create(new)
+
+    @staticmethod
+    def keyword_update_refusal(changes: dict[str, Any]) -> str | None:
+        """The field a keyword update with ``set=changes`` lacks, if any: the callable
+        (``status is PENDING and priority > 0``) runs on every update and reads the status,
+        then the priority if the status is PENDING; GSI1PK reads the queue and the owner."""
+        if "status" not in changes:
+            return "status"
+        if changes["status"] is Status.PENDING and "priority" not in changes:
+            return "priority"
+        if ("queue" in changes) != ("owner" in changes):
+            return "owner" if "queue" in changes else "queue"
+        return None
+
+    @rule(job_id=JOB_IDS, changes=JOB_CHANGES, in_transaction=st.booleans())
+    def update_job_by_key(self, job_id: str, changes: dict[str, Any], in_transaction: bool) -> None:
+        if not changes:
+            return
+        refused = self.keyword_update_refusal(changes)
+        current = self.jobs.get(job_id)
+
+        def send() -> Any:
+            if not in_transaction:
+                return self.repo.update(Job, job_id=job_id, set=changes)
+            with self.repo.transaction() as tx:
+                tx.update(Job, job_id=job_id, set=changes)
+            return self.repo.job(job_id=job_id)
+
+        if refused is not None:
+            with pytest.raises(KeyTemplateError) as caught:
+                send()
+            assert caught.value.key == refused
+        elif current is None:
+            with pytest.raises(TransactionCanceled if in_transaction else NotFound):
+                send()
+        else:
+            updated = send()
+            assert updated == current.model_copy(update=changes)
+            self.jobs[job_id] = updated
+
+    @rule(job_id=JOB_IDS, changes=JOB_CHANGES)
+    def update_job_instance(self, job_id: str, changes: dict[str, Any]) -> None:
+        current = self.jobs.get(job_id)
+        if current is None:
+            return
+        updated = self.repo.update(current, **changes)
+        assert updated == current.model_copy(update=changes)
+        self.jobs[job_id] = updated
+
+    @rule(job_id=JOB_IDS)
+    def delete_job(self, job_id: str) -> None:
+        current = self.jobs.pop(job_id, None)
+        assert self.repo.delete(Job, job_id=job_id) == current
+
     # -- what must hold after every step --
 
     @invariant()
@@ -168,6 +266,24 @@ class ShopMachine(RuleBasedStateMachine):
             assert list(repo.orders_by_status.all(status=status)) == expected
         assert list(repo.pending_orders.all()) == [o for o in ordered if o.status is Status.PENDING]
         assert list(repo.orders_oldest_first.all(customer_id="c1")) == ordered
+
+    @invariant()
+    def job_patterns_match_the_model(self) -> None:
+        jobs = sorted(self.jobs.values(), key=lambda j: j.job_id)
+        pending = [j for j in jobs if j.status is Status.PENDING and j.priority > 0]
+        assert list(self.repo.pending_jobs.all()) == pending
+        for queue in ("main", "slow"):
+            for owner in ("ann", "bob"):
+                expected = sorted(
+                    (j for j in jobs if (j.queue, j.owner) == (queue, owner)),
+                    key=lambda j: (j.priority, j.job_id),
+                    reverse=True,
+                )
+                assert list(self.repo.queue_jobs.all(queue=queue, owner=owner)) == expected
+
+    @invariant()
+    def no_index_entry_is_stale(self) -> None:
+        assert stale_index_keys(self.repo) == []
 
     @invariant()
     def no_orphan_guards_or_stale_keys(self) -> None:

@@ -138,3 +138,43 @@ def test_recording_a_match_reranks_the_player(repo: Leaderboard, recorder: Any) 
     assert failed.kind == "update" and isinstance(failed.error, VersionConflict)
     assert [m.match_id for m in repo.recent_matches(player_id="u1003")] == ["m-990"]
     assert repo.season_top(season_id="2026-Q2", rating__gte=1025).items[-1].rating == 1025
+
+
+def written_attributes(params: dict[str, Any]) -> set[str]:
+    """The attributes an UpdateItem's clauses write (condition names use ``#c...`` placeholders
+    of their own, which never appear in the UpdateExpression)."""
+    names = params.get("ExpressionAttributeNames", {})
+    tokens = params["UpdateExpression"].replace(",", " ").split()
+    return {names[token] for token in tokens if token in names}
+
+
+def test_a_new_rating_is_one_update_of_the_rating_and_its_sort_key(
+    repo: Leaderboard, recorder: Any
+) -> None:
+    # The most common write. gsiPartition = SEASON#{season_id} does not change with the rating:
+    # only gsiSort = RATING#{rating:05d} is rewritten, so the update needs the key fields and
+    # the rating, nothing else (not the handle, not the games).
+    with recorder.expect("UpdateItem"):
+        rated = repo.update(
+            SeasonRating, player_id="u1004", season_id="2026-Q2", set={"rating": 1300}
+        )
+    params = recorder.params("UpdateItem")[0]
+    assert written_attributes(params) == {"rating", "gsiSort", "version"}
+    assert {"S": "RATING#01300"} in params["ExpressionAttributeValues"].values()
+    # Conditioned on the item existing only: everything the new key derives from is written.
+    assert params["ConditionExpression"] == "attribute_exists(#cn0)"
+    assert (rated.rating, rated.version, rated.handle) == (1300, 2, "tarn")  # seeded at 1
+    assert [r.handle for r in repo.season_top(season_id="2026-Q2", limit=2)] == [
+        "nighthawk",
+        "tarn",
+    ]
+
+    # The instance form too: one UpdateItem, conditioned on the version it read.
+    with recorder.expect("UpdateItem"):
+        again = repo.update(rated, rating=1250)
+    params = recorder.params("UpdateItem")[0]
+    assert written_attributes(params) == {"rating", "gsiSort", "version"}
+    assert "gsiPartition" not in params["ExpressionAttributeNames"].values()
+    assert again.version == 3
+    with pytest.raises(VersionConflict):
+        repo.update(rated, rating=1400)  # rated is at version 2, the item at 3
