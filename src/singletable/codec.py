@@ -4,6 +4,10 @@ Converters are built once per field from its annotation (at class creation), so 
 decoding run one specialised function per attribute: no generic per-value dispatch and no
 ``TypeSerializer`` on the hot path. Values go to pydantic for validation afterwards; nothing
 passes through ``model_dump(mode="json")``, which would store ``SecretStr`` as stars.
+
+Strings must be Unicode text: one holding a lone surrogate (``"\ud800"``, which pydantic accepts)
+has no UTF-8 form and is refused while encoding, naming the field. The generated encoders only
+test ``str.isascii()`` (constant time) and leave the rest to the field-by-field path.
 """
 
 from __future__ import annotations
@@ -18,7 +22,15 @@ import typing
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, time, timedelta, timezone
-from decimal import Decimal
+from decimal import (
+    MAX_PREC,
+    Context,
+    Decimal,
+    InvalidOperation,
+    Overflow,
+    Subnormal,
+    Underflow,
+)
 from operator import itemgetter
 from pathlib import PurePath
 from typing import Any, Literal, Union
@@ -26,7 +38,7 @@ from typing import Any, Literal, Union
 from pydantic import BaseModel, SecretBytes, SecretStr
 
 from .errors import ItemEncodeError
-from .keys import render_datetime
+from .keys import LONE_SURROGATE, is_text, render_datetime
 
 UTC = timezone.utc
 MAX_ITEM_BYTES = 409_600
@@ -114,29 +126,34 @@ def wire_number(text: str) -> Decimal:
         raise ValueError("a stored number is not number text") from None
     if not number.is_finite():
         raise NumberRangeError("a stored number is not finite (DynamoDB numbers are)")
-    if number:
+    if number and not -130 <= number.adjusted() <= 125:
+        raise NumberRangeError(
+            "a stored number is outside DynamoDB's range (1E-130 to below 1E126)"
+        )
+    if len(text) > 38:  # shorter text cannot hold more than 38 digits
         significant = len(bytes(number.as_tuple().digits).rstrip(b"\0"))
         if significant > 38:
             raise NumberRangeError(
                 f"a stored number has {significant:,} significant digits (DynamoDB keeps 38)"
             )
-        if not -130 <= number.adjusted() <= 125:
-            raise NumberRangeError(
-                "a stored number is outside DynamoDB's range (1E-130 to below 1E126)"
-            )
     return number
 
 
-# Decoding expressions: text short enough to hold at most 38 digits and made only of digits,
-# '.' and '-' is always within DynamoDB's limits, so it is converted directly; anything else
-# (exponents, NaN, long text) is checked first.
-_PLAIN = "0123456789.-"
+# Decoding expressions. Text under 39 characters holds at most 38 digits; converting it in a
+# context whose traps refuse exponents outside DynamoDB's range (and whose precision never
+# rounds) checks the rest, so the common case costs a length test and a finiteness test.
+# Anything else goes through ``wire_number``.
+_IN_RANGE = Context(
+    prec=MAX_PREC, Emax=125, Emin=-130, traps=[InvalidOperation, Overflow, Subnormal, Underflow]
+)
+_checked_decimal = _IN_RANGE.create_decimal
 _INT_DECODE = "int(num) if len(num := av['N']) < 39 else _int_from_wire(num)"
 _FLOAT_DECODE = (
-    "float(num) if len(num := av['N']) < 39 and not num.strip(_PLAIN) else _float_from_wire(num)"
+    "float(num) if len(num := av['N']) < 39 and _checked_decimal(num).is_finite() "
+    "else _float_from_wire(num)"
 )
 _DECIMAL_DECODE = (
-    "_Decimal(num) if len(num := av['N']) < 39 and not num.strip(_PLAIN) "
+    "dec if len(num := av['N']) < 39 and (dec := _checked_decimal(num)).is_finite() "
     "else _decimal_from_wire(num)"
 )
 
@@ -154,13 +171,11 @@ def _int_from_wire(text: str) -> int:
 
 
 def _float_from_wire(text: str) -> float:
-    return float(wire_number(text))
+    wire_number(text)
+    return float(text)
 
 
-def _decimal_from_wire(text: str) -> Decimal:
-    if len(text) < 39 and not text.strip(_PLAIN):
-        return Decimal(text)
-    return wire_number(text)
+_decimal_from_wire = wire_number
 
 
 def _number_from_wire(text: str) -> int | Decimal:
@@ -207,6 +222,8 @@ def encode_value(value: Any) -> Wire:
     if value is None:
         return {"NULL": True}
     if isinstance(value, str):
+        if not is_text(value):
+            raise ValueError(f"it holds {LONE_SURROGATE}")
         return {"S": value}
     if isinstance(value, bool):
         return {"BOOL": value}
@@ -247,6 +264,8 @@ def _map_key(key: Any) -> str:
     if isinstance(key, enum.Enum):
         key = key.value
     if isinstance(key, str):
+        if not is_text(key):
+            raise ValueError(f"a map key holds {LONE_SURROGATE}")
         return key
     if isinstance(key, (int, Decimal, uuid.UUID, date)) and not isinstance(key, bool):
         return str(key)
@@ -258,6 +277,8 @@ def _encode_set(value: set[Any] | frozenset[Any]) -> Wire:
         raise TypeError("empty sets cannot be stored (the field is omitted instead)")
     items = [v.value if isinstance(v, enum.Enum) else v for v in value]
     if all(isinstance(v, str) for v in items):
+        if not is_text("".join(items)):
+            raise ValueError(f"a set member holds {LONE_SURROGATE}")
         return {"SS": sorted(items)}
     if all(isinstance(v, (bytes, bytearray)) for v in items):
         return {"BS": sorted(bytes(v) for v in items)}
@@ -510,7 +531,7 @@ def _set_converter(item: Any, where: str) -> Converter:
             encode_expr="{'SS': sorted(v)}",
             decode_expr="av['SS']",
             may_omit=True,
-            size_expr="4 * sum(map(len, av['SS']))",
+            size_expr="4 * len(''.join(av['SS']))",
         )
     if kind == "S":
 
@@ -525,7 +546,7 @@ def _set_converter(item: Any, where: str) -> Converter:
             "SS",
             decode_expr="av['SS']",
             may_omit=True,
-            size_expr="4 * sum(map(len, av['SS']))",
+            size_expr="4 * len(''.join(av['SS']))",
         )
     if kind == "N":
         base = converter_for(item, where=where).decode
@@ -686,7 +707,7 @@ class ModelCodec:
         out, extras not included); return an upper bound of their size in bytes."""
         try:
             return self._encode_into(obj.__dict__, item)
-        except (ValueError, TypeError, AttributeError, ArithmeticError):
+        except (ValueError, TypeError, AttributeError, ArithmeticError, ItemEncodeError):
             return self._encode_diagnosing(obj, item)
 
     def encode_fields(self, obj: BaseModel) -> dict[str, Wire]:
@@ -698,6 +719,8 @@ class ModelCodec:
                 if value is None:
                     continue
                 try:
+                    if not is_text(key):
+                        raise ValueError(f"its name holds {LONE_SURROGATE}")
                     item[key] = encode_value(value)
                 except (ValueError, TypeError) as exc:
                     raise wrap_encode_error(type(obj).__qualname__, key, exc) from None
@@ -712,7 +735,9 @@ class ModelCodec:
                 continue
             try:
                 av = plan.converter.encode(value)
-            except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
+                if av is not None:
+                    value_size(av)  # encodes every string: a lone surrogate raises here
+            except (ValueError, TypeError, AttributeError, ArithmeticError, ItemEncodeError) as exc:
                 raise wrap_encode_error(type(obj).__qualname__, plan.name, exc) from None
             if av is not None:
                 item[plan.attr] = av
@@ -782,7 +807,7 @@ class CodeGen:
             "_decimal_text": decimal_text,
             "_MAX_INT": _MAX_INT,
             "_Decimal": Decimal,
-            "_PLAIN": _PLAIN,
+            "_checked_decimal": _checked_decimal,
             "_int_from_wire": _int_from_wire,
             "_float_from_wire": _float_from_wire,
             "_decimal_from_wire": _decimal_from_wire,
@@ -792,6 +817,7 @@ class CodeGen:
         self.static = 0
         self.lengths: list[str] = []  # string-length expressions for the size bound
         self.sized: list[str] = []  # exact-size expressions for the size bound
+        self.texts: list[str] = []  # strings of the item literal that must be text (see below)
 
     def bind(self, value: Any, prefix: str = "_c") -> str:
         """A namespace name for ``value`` in the generated code."""
@@ -871,7 +897,11 @@ class CodeGen:
                     out(f"{indent}  av = {encoder}({v})")
                     out(f"{indent}  if av is not None:")
                     out(f"{indent}    {item}[{plan.attr!r}] = av")
-                if conv.size_expr is not None and conv.size_expr.startswith("4 * "):
+                if conv.wire_tag == "SS":  # joined once for the size bound and the text check
+                    out(f"{indent}    j = ''.join(av['SS'])")
+                    out(f"{indent}    t += len(j)")
+                    out(f"{indent}    {text_check('j')}")
+                elif conv.size_expr is not None and conv.size_expr.startswith("4 * "):
                     out(f"{indent}    t += {conv.size_expr[4:]}")
                 else:
                     out(f"{indent}    n += {conv.size_expr or '_value_size(av)'}")
@@ -884,6 +914,7 @@ class CodeGen:
             elif conv.encode_expr == "{'S': v}":
                 out(f"{indent}    {item}[{plan.attr!r}] = {expr}")
                 out(f"{indent}    t += len({v})")
+                out(f"{indent}    {text_check(v)}")
             else:
                 out(f"{indent}    {item}[{plan.attr!r}] = av = {expr}")
                 out(f"{indent}    n += _value_size(av)")
@@ -926,10 +957,13 @@ class CodeGen:
             if expr is None or expr in self._NONE_SAFE_EXPRS:
                 rest.append(plan)
                 continue
-            if prelude is not None and len(re.findall(r"\bv\b", expr)) > 1:
+            plain_text = expr == "{'S': v}"
+            if prelude is not None and (plain_text or len(re.findall(r"\bv\b", expr)) > 1):
                 local = f"w{len(prelude)}"
                 prelude.append(f"{local} = {value}")
                 value = local
+            if plain_text:
+                self.texts.append(value)
             entries.append(f"{plan.attr!r}: {_with_value(expr, value)}")
             self.static += len(plan.attr.encode())
             if conv.max_size is not None:
@@ -1008,6 +1042,13 @@ class CodeGen:
                 out(f"{indent}else: {data}[{plan.input_key!r}] = None")
             elif plan.absent == "empty_set":
                 out(f"{indent}else: {data}[{plan.input_key!r}] = set()")
+
+
+def text_check(var: str) -> str:
+    """A statement raising ``UnicodeEncodeError`` (a ``ValueError``: the caller's error path
+    then names the field) when the string ``var`` is not text. ASCII, the common case, is told
+    in constant time; other text is encoded once."""
+    return f"if not {var}.isascii(): {var}.encode()"
 
 
 def _with_value(expr: str, var: str, placeholder: str = "v") -> str:
@@ -1110,4 +1151,9 @@ def check_item_size(
 
 
 def wrap_encode_error(owner: str, field: str, exc: Exception) -> ItemEncodeError:
-    return ItemEncodeError(f"{owner}.{field} cannot be stored: {exc}", key=field)
+    """The error naming ``owner.field`` for an exception raised while encoding it."""
+    name = field if is_text(field) else ascii(field)  # the message itself must be text
+    if isinstance(exc, ItemEncodeError):  # from a nested model: keep the field it names
+        return ItemEncodeError(f"{owner}.{name}: {exc.message}", key=field)
+    why = f"it holds {LONE_SURROGATE}" if isinstance(exc, UnicodeEncodeError) else str(exc)
+    return ItemEncodeError(f"{owner}.{name} cannot be stored: {why}", key=field)

@@ -34,6 +34,9 @@ from .codec import (
     encode_value,
     epoch_text,
     from_epoch_seconds,
+    text_check,
+    value_size,
+    wrap_encode_error,
 )
 from .errors import (
     ItemDecodeError,
@@ -42,7 +45,7 @@ from .errors import (
     KeyTemplateError,
     ModelDefinitionError,
 )
-from .keys import SENTINEL, KeyTemplate, Placeholder, key_type_of
+from .keys import SENTINEL, KeyTemplate, Placeholder, is_text, key_type_of
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .record import FrozenRecord
 from .table import IndexKeys, Table, declared_table
@@ -291,6 +294,24 @@ class EntitySpec:
             values.update(tpl.parse(text))
         return values
 
+    @functools.cached_property
+    def key_templates(self) -> tuple[tuple[str, KeyTemplate], ...]:
+        """Every key attribute this entity writes, with the template that renders it."""
+        pairs = []
+        for spec in [self.base, *self.indexes.values()]:
+            for attr, tpl in ((spec.keys.pk, spec.pk), (spec.keys.sk, spec.sk)):
+                if attr and tpl is not None:
+                    pairs.append((attr, tpl))
+        return tuple(pairs)
+
+    def check_key_sizes(self, item: Mapping[str, Wire]) -> None:
+        """:class:`KeyTemplateError` if a key attribute of ``item`` is longer than DynamoDB
+        takes (2,048 bytes for a partition key, 1,024 for a sort key)."""
+        for attr, tpl in self.key_templates:
+            av = item.get(attr)
+            if av is not None:
+                tpl.check_size(av["S"])
+
     def describe_key(self, key: Mapping[str, Wire]) -> str:
         parts = []
         for attr in (self.base.keys.pk, self.base.keys.sk):
@@ -383,7 +404,10 @@ class EntitySpec:
             wire = self.encode_field(field, value)
             if wire is not None:
                 return wire
-        return encode_value(value)
+        try:
+            return encode_value(value)
+        except ValueError as exc:  # NaN, a lone surrogate...
+            raise wrap_encode_error(self.name, name, exc) from None
 
     @functools.cached_property
     def _field_of_attr(self) -> dict[str, str]:
@@ -396,10 +420,18 @@ class EntitySpec:
         for plan in self.codec.fields:
             if plan.name == name:
                 try:
-                    return plan.converter.encode(value)
+                    wire = plan.converter.encode(value)
+                    if wire is not None:
+                        value_size(wire)  # encodes every string: a lone surrogate raises here
                 except (ValueError, TypeError, AttributeError, ArithmeticError) as exc:
-                    raise ItemEncodeError(f"{self.name}.{name} cannot be stored: {exc}") from None
-        return encode_value(value)
+                    raise wrap_encode_error(self.name, name, exc) from None
+                except ItemEncodeError as exc:  # from a nested model
+                    raise wrap_encode_error(self.name, name, exc) from None
+                return wire
+        try:
+            return encode_value(value)
+        except ValueError as exc:
+            raise wrap_encode_error(self.name, name, exc) from None
 
 
 def _summarise_validation(error: Exception) -> str:
@@ -419,12 +451,14 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     table = spec.table
     gen = CodeGen()
     gen.ns["_SENTINEL"] = SENTINEL
+    gen.ns["_is_text"] = is_text
+    gen.ns["ItemEncodeError"] = ItemEncodeError
     lines = gen.lines
     lines += ["def to_item(e):", "    d = e.__dict__"]
     if spec.computed_in_keys:
         lines.append("    d = dict(d)")
         lines.extend(f"    d[{name!r}] = e.{name}" for name in spec.computed_in_keys)
-    lines.append("    n = t = 0")
+    lines.append("    n = t = u = 0  # u: characters of key attributes")
     gen.static += len(table.type_attribute.encode()) + len(spec.type_name.encode())
 
     def render(ph: Placeholder, tpl: KeyTemplate, indent: str) -> str:
@@ -432,7 +466,8 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
         var = f"k{gen._counter}"
         value = f"d[{ph.field!r}]"
         checks = f"{var}.__class__ is not str or not {var} or {tpl.delimiter!r} in {var}"
-        checks += f" or _SENTINEL in {var}"
+        # (Only non-ASCII text can hold the sentinel or a lone surrogate.)
+        checks += f" or not {var}.isascii() and (_SENTINEL in {var} or not _is_text({var}))"
         if ph.is_text and not tpl.escape and ph.fmt is None:
             if ph.parse is str:
                 lines.append(f"{indent}{var} = {value}")
@@ -477,7 +512,9 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     def key_line(indent: str, attr: str, expr: str, shared: bool) -> None:
         var = key_text(indent, attr, expr, shared)
         lines.append(f"{indent}item[{attr!r}] = {{'S': {var}}}")
-        lines.append(f"{indent}t += len({var})")
+        lines.append(f"{indent}u += len({var})")
+
+    key_lengths: list[str] = []  # of the key attributes always written
 
     primary: dict[str, str] = {}
     for tpl in (spec.base.pk, spec.base.sk):
@@ -490,7 +527,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
         if tpl is not None and attr:
             var = key_text("    ", attr, assemble(tpl, primary), True)
             entries.append(f"{attr!r}: {{'S': {var}}}")
-            gen.lengths.append(f"len({var})")
+            key_lengths.append(f"len({var})")
 
     base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
     nullable = {p.name for p in spec.codec.fields if p.nullable}
@@ -515,7 +552,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
         for attr, tpl in templates:
             var = key_text("    ", attr, assemble(tpl, rendered), True)
             entries.append(f"{attr!r}: {{'S': {var}}}")
-            gen.lengths.append(f"len({var})")
+            key_lengths.append(f"len({var})")
 
     # A field's key text is its attribute text too (canonical datetimes, str and str Enums).
     reuse = {}
@@ -536,6 +573,7 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     entries.extend(literal)
     lines.extend(f"    {line}" for line in prelude)
     lines.append(f"    item = {{{', '.join(entries)}}}")
+    lines.extend(f"    {text_check(text)}" for text in gen.texts)
 
     for index, templates in conditional:
         conditions = []
@@ -566,7 +604,13 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     # Size bound: 4 bytes per character of text at most, exact sizes, fixed parts.
     sized = "".join(f" + {expr}" for expr in gen.sized)
     lengths = "".join(f" + {expr}" for expr in gen.lengths)
-    lines.append(f"    n += 4 * (t{lengths}){sized} + {gen.static}")
+    if key_lengths:
+        lines.append(f"    u += {' + '.join(key_lengths)}")
+    lines.append(f"    n += 4 * (t + u{lengths}){sized} + {gen.static}")
+    # Key byte limits: no key attribute can be over its limit while all of them together
+    # hold fewer characters than the smallest limit allows (4 bytes a character at most).
+    safe = min(tpl.max_bytes // 4 for _, tpl in spec.key_templates)
+    lines.append(f"    if u > {safe}: {gen.bind(spec.check_key_sizes, '_keys')}(item)")
     # Over the size bound (or with extras): the exact check and the extras' encoding.
     finish = gen.bind(spec.finish_item, "_finish")
     extras = " or e.__pydantic_extra__" if spec.codec.allows_extra else ""
@@ -576,7 +620,8 @@ def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
     diagnose = gen.bind(spec.codec.encode_fields, "_diagnose")
     body = lines[1:]
     lines[1:] = ["    try:", *("    " + line for line in body)]
-    lines.append("    except (ValueError, TypeError, AttributeError, ArithmeticError):")
+    errors = "ValueError, TypeError, AttributeError, ArithmeticError, ItemEncodeError"
+    lines.append(f"    except ({errors}):")
     lines.append(f"        {diagnose}(e)")
     lines.append("        raise")
     return gen.compile("to_item", f"<singletable to_item {spec.name}>")  # type: ignore[no-any-return]
@@ -818,7 +863,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
     entries = {k: v for k, v in vars(keys_cls).items() if not k.startswith("_")}
     escape = table.key_values == "escape"
 
-    def template(text: Any, *, sort_key: bool, role: str) -> KeyTemplate:
+    def template(text: Any, *, sort_key: bool, role: str, attribute: str | None) -> KeyTemplate:
         if not isinstance(text, str):
             raise KeyDefinitionError(f"{name}.Keys.{role} must be a template string, not {text!r}")
         return KeyTemplate(
@@ -829,12 +874,13 @@ def _compile(cls: type[Entity]) -> EntitySpec:
             escape=escape,
             owner=name,
             role=role,
+            attribute=attribute,
         )
 
     base_keys = table.index_keys(None)
     if "pk" not in entries:
         raise ModelDefinitionError(f"{name}.Keys needs pk = '...' (the partition key template)")
-    pk_tpl = template(entries.pop("pk"), sort_key=False, role="pk")
+    pk_tpl = template(entries.pop("pk"), sort_key=False, role="pk", attribute=base_keys.pk)
     sk_text = entries.pop("sk", None)
     if base_keys.sk and sk_text is None:
         raise ModelDefinitionError(
@@ -845,7 +891,11 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         raise ModelDefinitionError(
             f"{name}.Keys has sk, but table {table.name!r} has no sort key; remove it"
         )
-    sk_tpl = template(sk_text, sort_key=True, role="sk") if sk_text is not None else None
+    sk_tpl = (
+        template(sk_text, sort_key=True, role="sk", attribute=base_keys.sk)
+        if sk_text is not None
+        else None
+    )
     for tpl in (pk_tpl, sk_tpl):
         for fname in tpl.fields if tpl else ():
             if fname not in fields:
@@ -882,9 +932,16 @@ def _compile(cls: type[Entity]) -> EntitySpec:
             # An index over the table's own key attributes (an inverted index) holds every
             # item with the same templates: derive it instead of asking to restate them.
             try:
-                derived_pk = template(base_texts[keys.pk], sort_key=False, role=f"{index.name} pk")
+                derived_pk = template(
+                    base_texts[keys.pk], sort_key=False, role=f"{index.name} pk", attribute=keys.pk
+                )
                 derived_sk = (
-                    template(base_texts[keys.sk], sort_key=True, role=f"{index.name} sk")
+                    template(
+                        base_texts[keys.sk],
+                        sort_key=True,
+                        role=f"{index.name} sk",
+                        attribute=keys.sk,
+                    )
                     if keys.sk
                     else None
                 )
@@ -991,7 +1048,7 @@ def _index_spec(
     else:
         if pk_text is None:
             raise ModelDefinitionError(f"{where}: give the index's partition key template")
-        pk_tpl = template(pk_text, sort_key=False, role=f"{index_name} pk")
+        pk_tpl = template(pk_text, sort_key=False, role=f"{index_name} pk", attribute=keys.pk)
     if keys.sk is None and sk_text is not None:
         raise ModelDefinitionError(
             f"{where}: index {index_name} has no sort key; give only its partition key template"
@@ -1000,7 +1057,11 @@ def _index_spec(
         raise ModelDefinitionError(
             f"{where}: index {index_name} has a sort key ({keys.sk!r}); give (pk, sk) templates"
         )
-    sk_tpl = template(sk_text, sort_key=True, role=f"{index_name} sk") if sk_text else None
+    sk_tpl = (
+        template(sk_text, sort_key=True, role=f"{index_name} sk", attribute=keys.sk)
+        if sk_text
+        else None
+    )
     spec = IndexSpec(index_name, keys, pk_tpl, sk_tpl)
     if when is None:
         return spec

@@ -6,7 +6,9 @@ Rendering is canonical and order-preserving where it matters: ``str`` as is, ``E
 ``%Y-%m-%dT%H:%M:%S.%fZ`` in UTC, numbers in sort keys only as ``{n:sortable}`` or a zero-padded
 ``{n:05d}``. A value containing the delimiter (or empty) is refused, unless the table percent-
 encodes it (``key_values="escape"``), because ``order_id="A1#ITEM#x"`` could otherwise address
-another entity's item.
+another entity's item. Text that is not Unicode (a lone surrogate such as ``"\ud800"``) is refused,
+and so is a key longer than DynamoDB takes (2,048 UTF-8 bytes for a partition key, 1,024 for a
+sort key), before anything is sent.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from .record import Record
 
 #: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
 SENTINEL = "\U0010ffff"
+#: DynamoDB's limits on a key attribute's value, in UTF-8 bytes (tables and indexes alike).
+PARTITION_KEY_BYTES = 2048
+SORT_KEY_BYTES = 1024
 UTC = timezone.utc
 # Enough precision for any DynamoDB number (38 significant digits): the default context's 28
 # would round, and two different numbers could render to one key.
@@ -143,6 +148,24 @@ def key_type_of(annotation: Any, *, owner: str = "", field: str = "") -> FieldKe
 
 
 # -- canonical value renderers ----------------------------------------------------------------
+
+
+#: Why a string with a lone surrogate is refused (messages say what holds one).
+LONE_SURROGATE = (
+    "a lone surrogate (U+D800..U+DFFF), which is not Unicode text: it has no UTF-8 form and "
+    "DynamoDB cannot store it"
+)
+
+
+def is_text(text: str) -> bool:
+    """``text`` has a UTF-8 form (holds no lone surrogate); ASCII is answered without a scan."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _CANONICAL_DATETIME = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
@@ -343,6 +366,7 @@ class KeyTemplate:
         escape: bool = False,
         owner: str = "",
         role: str = "key",
+        attribute: str | None = None,  # the key attribute it renders (named by size errors)
     ) -> None:
         self.text = text
         self.delimiter = delimiter
@@ -350,11 +374,18 @@ class KeyTemplate:
         self.sort_key = sort_key
         self.owner = owner
         self.role = role
+        self.attribute = attribute
+        self.max_bytes = SORT_KEY_BYTES if sort_key else PARTITION_KEY_BYTES
+        # Text of at most this many characters is within the limit (UTF-8: 4 bytes a character
+        # at most), so only longer keys are encoded to count their bytes.
+        self._safe_chars = self.max_bytes // 4
         where = f"{owner} {role} template {text!r}" if owner else f"template {text!r}"
         if not isinstance(text, str) or text == "":
             raise KeyDefinitionError(f"{where}: a key template must be a non-empty string")
         if SENTINEL in text:
             raise KeyDefinitionError(f"{where}: U+10FFFF is reserved")
+        if not is_text(text):
+            raise KeyDefinitionError(f"{where}: it holds {LONE_SURROGATE}")
         placeholders: list[Placeholder] = []
         pos = 0
         for match in _PLACEHOLDER.finditer(text):
@@ -571,8 +602,11 @@ class KeyTemplate:
             if check_text:
                 if text == "":
                     raise fail(value, "empty values cannot be part of a key")
-                if SENTINEL in text:
-                    raise fail(value, "U+10FFFF is reserved")
+                if not text.isascii():
+                    if SENTINEL in text:
+                        raise fail(value, "U+10FFFF is reserved")
+                    if not is_text(text):
+                        raise fail(value, f"it holds {LONE_SURROGATE}")
                 if escape:
                     if "%" in text or delimiter in text:
                         return text.replace("%", "%25").replace(delimiter, _pct(delimiter))
@@ -624,7 +658,28 @@ class KeyTemplate:
             parts.append(head)
             parts.append(render(value))
         parts.append(self.tail)
-        return "".join(parts)
+        text = "".join(parts)
+        if len(text) > self._safe_chars:
+            self.check_size(text)
+        return text
+
+    def check_size(self, text: str, what: str = "") -> None:
+        """:class:`KeyTemplateError` if ``text`` is longer than DynamoDB takes for this key
+        attribute (naming the attribute, the limit and the size, not the value)."""
+        if len(text) <= self._safe_chars:
+            return
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size <= self.max_bytes:
+            return
+        owner = f"{self.owner}: " if self.owner else ""
+        name = self.attribute or self.role
+        kind = "sort" if self.sort_key else "partition"
+        raise KeyTemplateError(
+            f"{owner}{what or 'key attribute'} {name!r} ({self.role} {self.text!r}) would be "
+            f"{size:,} bytes of UTF-8; DynamoDB's limit for a {kind} key is "
+            f"{self.max_bytes:,} bytes (shorten the values in it)",
+            key=name,
+        )
 
     def render_value(self, field: str, value: Any) -> str:
         """One field's rendered segment value."""
@@ -718,8 +773,17 @@ class KeyTemplate:
         ``op`` is ``gt``, ``gte``, ``lt``, ``lte``, ``between`` (value = (low, high)) or
         ``begins_with``. Bounds never leave the prefix; ``gte``/``lte``/``between`` include and
         ``gt``/``lt`` exclude every item whose field equals the bound, even when more segments
-        follow it.
+        follow it. A condition value longer than the key's limit is refused.
         """
+        condition = self._sort_condition(values, lookup)
+        if condition is not None:
+            for value in condition.values:
+                self.check_size(value, "the key condition on")
+        return condition
+
+    def _sort_condition(
+        self, values: Mapping[str, Any], lookup: tuple[str, str, Any] | None
+    ) -> SortCondition | None:
         count = self.leading_fields(values)
         if lookup is None:
             if count == len(self.placeholders):
@@ -798,6 +862,10 @@ class KeyTemplate:
         text = operand if isinstance(operand, str) else ph.render(operand)
         if not isinstance(text, str) or text == "":
             raise KeyTemplateError(f"{ph.field}__begins_with needs a non-empty value", key=ph.field)
+        if not is_text(text):
+            raise KeyTemplateError(
+                f"{ph.field}__begins_with={operand!r} holds {LONE_SURROGATE}", key=ph.field
+            )
         if self.delimiter in text and not self.escape:
             raise KeyTemplateError(
                 f"{ph.field}__begins_with={operand!r} contains the delimiter {self.delimiter!r}",

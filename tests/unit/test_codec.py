@@ -27,6 +27,7 @@ from singletable.errors import (
     ItemDecodeError,
     ItemEncodeError,
     ItemTooLargeError,
+    KeyTemplateError,
     SingleTableError,
 )
 
@@ -913,6 +914,149 @@ def test_smallest_stored_numbers_decode(number):
     back = Numbers.from_item(item)
     assert back.d == back.anything == Decimal(number)
     assert back.f == float(number)
+
+
+# -- text that is not Unicode, and key byte limits ------------------------------------------------
+
+BAD = "bad \ud800"  # a lone surrogate: pydantic accepts it in a str, UTF-8 cannot encode it
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("s", BAD),
+        ("ss", {"ok", BAD}),
+        ("fs", frozenset({BAD})),
+        ("m", {BAD: 1}),
+        ("anymap", {"k": [BAD]}),
+        ("anymap", {BAD: 1}),
+        ("addr", Address(street=BAD)),
+        ("addr", Address(street="ok", tags=["x", BAD])),
+        ("addrs", [Address(street="ok"), Address(street="x", zip=BAD)]),
+        ("maybe_addr", Address(street=BAD)),
+        ("tup", (1, BAD)),
+        ("secret", SecretStr(BAD)),
+        ("anything", BAD),
+        ("anything", {"deep": {"deeper": {BAD}}}),
+    ],
+)
+def test_lone_surrogate_refused_naming_the_field(field, value):
+    with pytest.raises(ItemEncodeError) as info:
+        everything(**{field: value}).to_item()
+    err = info.value
+    assert err.key == field
+    assert str(err).startswith(f"Everything.{field}") and "lone surrogate" in str(err)
+    assert "bad" not in str(err)  # no item contents
+
+
+def test_lone_surrogate_in_a_nested_model_names_both_fields():
+    with pytest.raises(
+        ItemEncodeError, match=r"Everything\.addr: Address\.street cannot be stored"
+    ):
+        everything(addr=Address(street=BAD)).to_item()
+
+
+def test_lone_surrogate_in_an_extra_value_or_name_refused():
+    with pytest.raises(ItemEncodeError) as info:
+        Open(id="1", color=BAD).to_item()
+    assert info.value.key == "color"
+    entity = Open.model_construct(id="1")
+    entity.__pydantic_extra__ = {"na\udc80me": "x"}  # pydantic refuses such names; forced here
+    with pytest.raises(ItemEncodeError) as info:
+        entity.to_item()
+    assert "lone surrogate" in str(info.value)
+    str(info.value).encode()  # the name is shown escaped
+
+
+def test_lone_surrogate_in_a_key_field_is_a_key_template_error():
+    with pytest.raises(KeyTemplateError) as info:
+        everything(id=BAD).to_item()
+    assert info.value.key == "id" and "lone surrogate" in str(info.value)
+
+
+def test_lone_surrogate_in_a_single_field_value_refused():
+    spec = Everything.__singletable__
+    with pytest.raises(ItemEncodeError) as info:
+        spec.encode_field("s", BAD)
+    assert info.value.key == "s"
+    with pytest.raises(ItemEncodeError):
+        spec.encode_for_condition("not_a_field", BAD)
+
+
+def test_valid_non_ascii_text_round_trips():
+    text = "héllo 😀 日本 \U0010fffd"
+    entity = everything(id=text, s=text, ss={text}, m={text: 1}, addr=Address(street=text))
+    assert Everything.from_item(entity.to_item()) == entity
+
+
+def key_size_error(entity):
+    with pytest.raises(KeyTemplateError) as info:
+        entity.to_item()
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("changes", "attribute", "limit"),
+    [
+        ({"order_id": "😀" * 300}, "SK", 1024),  # also GSI1SK and GSI2SK: the table's is named
+        ({"customer_id": "x" * 2040}, "PK", 2048),
+        ({"email": "é" * 1022}, "GSI1PK", 2048),  # an index written only when email is set
+        ({"customer_id": "é" * 1100, "status": Status.SHIPPED}, "PK", 2048),
+    ],
+)
+def test_overlong_keys_refused_naming_the_attribute(changes, attribute, limit):
+    err = key_size_error(order(**changes))
+    assert err.key == attribute
+    assert f"Order: key attribute {attribute!r}" in str(err) and f"{limit:,} bytes" in str(err)
+    assert "😀" not in str(err) and "éé" not in str(err)
+
+
+def test_keys_at_the_limits_are_accepted():
+    sk_room = 1024 - len("ORDER#2026-06-01T10:00:00.000000Z#")
+    pk_room = 2048 - len("CUSTOMER#")
+    item = order(
+        customer_id="😀" * (pk_room // 4) + "x" * (pk_room % 4),
+        order_id="é" * (sk_room // 2) + "x" * (sk_room % 2),
+        email="é" * 1021,  # "EMAIL#" + 2,042 bytes
+    ).to_item()
+    for attribute, limit in (("PK", 2048), ("SK", 1024), ("GSI1PK", 2048), ("GSI1SK", 1024)):
+        assert len(item[attribute]["S"].encode()) == limit, attribute
+    key_size_error(order(order_id="é" * (sk_room // 2) + "x" * (sk_room % 2 + 1)))
+
+
+def test_many_medium_keys_are_measured_exactly_and_accepted():
+    # Together over the cheap threshold, each within its limit.
+    item = order(customer_id="c" * 1500, order_id="o" * 900, email="e" * 2000).to_item()
+    assert len(item["GSI1PK"]["S"]) == 2006
+
+
+key_text = st.text(st.characters(exclude_categories=()), max_size=12) | st.text(
+    st.sampled_from("aé😀\ud800#"), min_size=200, max_size=700
+)
+
+
+@settings(max_examples=200, deadline=2000, database=None)
+@given(customer_id=key_text, order_id=key_text, email=key_text, note=key_text)
+def test_to_item_returns_only_items_dynamodb_takes(customer_id, order_id, email, note):
+    """Whatever text the fields hold, ``to_item`` returns an item whose strings are all text
+    and whose keys are within their limits, or refuses naming the culprit."""
+    try:
+        item = order(customer_id=customer_id, order_id=order_id, email=email).to_item()
+    except KeyTemplateError as exc:
+        assert exc.key in ("customer_id", "order_id", "email", "PK", "SK", "GSI1PK", "GSI1SK")
+    else:
+        limits = {"PK": 2048, "SK": 1024, "GSI1PK": 2048, "GSI1SK": 1024, "GSI2SK": 1024}
+        for attribute, av in item.items():
+            if "S" in av:
+                assert len(av["S"].encode()) <= limits.get(attribute, MAX_ITEM_BYTES)
+    try:
+        item = Open(id="1", note=note).to_item()
+    except ItemEncodeError as exc:
+        assert exc.key == "note"
+        with pytest.raises(UnicodeEncodeError):
+            note.encode()
+    else:
+        assert item["note"]["S"].encode().decode() == note
 
 
 # -- hypothesis round trip ---------------------------------------------------------------------

@@ -723,3 +723,106 @@ def test_key_template_error_is_single_table_error():
     assert issubclass(KeyTemplateError, SingleTableError)
     assert issubclass(KeyDefinitionError, ModelDefinitionError)
     assert issubclass(KeyDefinitionError, KeyTemplateError)
+
+
+# -- hostile text and key byte limits ------------------------------------------------------------
+
+BAD = "bad \ud800"  # a lone surrogate: pydantic accepts it in a str, UTF-8 cannot encode it
+
+
+@pytest.mark.parametrize("escape", [False, True])
+def test_lone_surrogate_in_a_key_value_is_refused_naming_the_field(escape):
+    t = KeyTemplate("U#{user_id}", {"user_id": str}, escape=escape, owner="User")
+    with pytest.raises(KeyTemplateError) as info:
+        t.render({"user_id": BAD})
+    assert info.value.key == "user_id"
+    message = str(info.value)
+    assert "User.user_id" in message and "lone surrogate" in message
+    message.encode()  # the value is shown escaped: the message itself is text
+
+
+def test_lone_surrogate_in_a_str_enum_value_is_refused():
+    class Odd(str, enum.Enum):
+        BAD = "bad \udc80"
+
+    t = tpl("S#{state}", state=Odd)
+    assert "lone surrogate" in key_error(t.render, {"state": Odd.BAD})
+
+
+def test_lone_surrogate_in_a_begins_with_operand_is_refused():
+    t = tpl("A#{a}", sort_key=True, a=str)
+    assert "lone surrogate" in key_error(t.sort_condition, {}, ("a", "begins_with", BAD))
+    assert "lone surrogate" in key_error(t.sort_condition, {}, ("a", "gte", BAD))
+
+
+def test_lone_surrogate_in_template_text_is_a_definition_error():
+    assert "lone surrogate" in definition_error("A\ud800#{a}", a=str)
+
+
+def test_valid_non_ascii_key_values_render():
+    t = tpl("U#{name}", name=str)
+    assert t.render({"name": "Zoë 😀 日本"}) == "U#Zoë 😀 日本"
+    assert t.parse("U#Zoë 😀 日本") == {"name": "Zoë 😀 日本"}
+
+
+def key_size_error(t, call):
+    with pytest.raises(KeyTemplateError) as info:
+        call()
+    err = info.value
+    assert not isinstance(err, ModelDefinitionError)
+    return err
+
+
+@pytest.mark.parametrize(
+    ("sort_key", "limit", "attribute"), [(False, 2048, "PK"), (True, 1024, "GSI1SK")]
+)
+def test_key_byte_limits(sort_key, limit, attribute):
+    t = KeyTemplate(
+        "K#{v}", {"v": str}, sort_key=sort_key, owner="Thing", role="the key", attribute=attribute
+    )
+    room = limit - 2  # "K#"
+    # UTF-8 bytes count, not characters: an emoji is four.
+    assert len(t.render({"v": "😀" * (room // 4) + "x" * (room % 4)}).encode()) == limit
+    assert len(t.render({"v": "x" * room})) == limit
+    over = "😀" * (room // 4) + "x" * (room % 4 + 1)
+    err = key_size_error(t, lambda: t.render({"v": over}))
+    assert err.key == attribute
+    message = str(err)
+    assert f"Thing: key attribute {attribute!r}" in message
+    assert f"{limit + 1:,} bytes of UTF-8" in message and f"{limit:,} bytes" in message
+    assert "😀" not in message  # the size, not the value
+
+
+def test_key_byte_limit_without_an_attribute_names_the_role():
+    t = KeyTemplate("{v}", {"v": str}, role="unique guard", owner="User")
+    err = key_size_error(t, lambda: t.render({"v": "é" * 1025}))
+    assert err.key == "unique guard" and "2,050 bytes" in str(err)
+
+
+def test_short_text_is_not_measured_but_long_ascii_is_exact():
+    t = tpl("S#{v}", sort_key=True, v=str)
+    assert t.render({"v": "a" * 1022}) == "S#" + "a" * 1022  # 1,024 ASCII bytes: fine
+    key_size_error(t, lambda: t.render({"v": "a" * 1023}))
+
+
+@pytest.mark.parametrize(
+    "lookup",
+    [
+        ("v", "gte", "😀" * 300),
+        ("v", "lt", "😀" * 300),
+        ("v", "between", ("a", "😀" * 300)),
+        ("v", "begins_with", "😀" * 300),
+    ],
+)
+def test_sort_condition_values_over_the_limit_are_refused(lookup):
+    t = KeyTemplate("S#{v}", {"v": str}, sort_key=True, owner="Thing", role="sk", attribute="SK")
+    err = key_size_error(t, lambda: t.sort_condition({}, lookup))
+    assert err.key == "SK" and "the key condition on 'SK'" in str(err)
+
+
+def test_sort_condition_prefix_over_the_limit_is_refused():
+    t = KeyTemplate(
+        "S#{a}#{b}", {"a": str, "b": str}, sort_key=True, owner="T", role="sk", attribute="SK"
+    )
+    assert t.sort_condition({"a": "x" * 1000}).values == ("S#" + "x" * 1000 + "#",)
+    key_size_error(t, lambda: t.sort_condition({"a": "x" * 1030}))
