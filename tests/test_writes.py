@@ -327,7 +327,7 @@ def test_stale_instance_update_raises_instead_of_writing_a_stale_key(store: Stor
     first = store.create(Job(job_id="j2", status=Status.SHIPPED, owner="ann", queue="q1"))
     store.update(first, queue="q2")  # another writer moved the job to another queue
     before = table_items(store)
-    with pytest.raises(ConditionFailed, match="queue changed since"):
+    with pytest.raises(ConditionFailed):
         store.update(first, owner="bob")  # would derive GSI1PK from the stale queue
     assert table_items(store) == before
     # GSI1SK reads only the priority (and the key): nothing stale to derive it from.
@@ -768,6 +768,26 @@ def test_index_changes_is_pure_and_minimal() -> None:
     assert index_changes(job, keys, set(), {}) == ({}, [], {})
 
 
+def test_a_failed_source_condition_names_the_field_that_changed() -> None:
+    from singletable.writes import WriteContext, compile_update
+    from tests.models import Job
+
+    spec = spec_of(Job)
+    ctx = WriteContext("Shop", NOW)
+    first = Job(job_id="j2", status=Status.SHIPPED, owner="ann", queue="q1")
+    op = compile_update(
+        spec, ctx, key_fields={"job_id": "j2"}, set_values={"owner": "bob"}, instance=first
+    )
+    # GSI1PK = QUEUE#{queue}#OWNER#{owner} is derived from the instance's queue: conditioned on it.
+    assert "#cn1 = :cv0" in op.params["ConditionExpression"]
+    assert op.params["ExpressionAttributeNames"]["#cn1"] == "queue"
+    moved = spec.to_item(first.model_copy(update={"queue": "q2"}))  # what another writer stored
+    error = op.fail(moved)
+    assert isinstance(error, ConditionFailed) and not isinstance(error, NotFound)
+    assert "the stored queue changed since the write read it" in error.message
+    assert "q1" not in error.message and "q2" not in error.message  # no item contents
+
+
 # -- delete by key of a Unique() entity races a create (issue 11, point 3) ----------------------
 
 
@@ -801,18 +821,20 @@ def test_delete_by_key_that_races_a_create_deletes_it_with_its_guard(
         old = store.delete(Customer, customer_id="1")
     finally:
         undo()
+    sent = recorder.operations
+    # Before the fix the DeleteItem was unconditional: it deleted the new customer and left its
+    # guard, the email taken for good.
+    assert guard_keys(store) == []
+    assert store.customer(customer_id="1") is None and old == created[0]
     # The read found nothing; the conditional DeleteItem failed because the customer appeared;
     # the delete read again and removed the customer together with its guard.
-    assert recorder.operations == [
+    assert sent == [
         "GetItem",
         "DeleteItem",
         "TransactWriteItems",  # the racing create, sent from the hook
         "GetItem",
         "TransactWriteItems",
     ]
-    assert old == created[0]
-    assert store.customer(customer_id="1") is None
-    assert guard_keys(store) == []  # before the fix: the guard stayed, the email taken for good
     store.create(Customer(customer_id="2", name="Bob", email="ann@example.com"))
 
 

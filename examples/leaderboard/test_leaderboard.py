@@ -175,6 +175,5 @@ def test_a_new_rating_is_one_update_of_the_rating_and_its_sort_key(
     params = recorder.params("UpdateItem")[0]
     assert written_attributes(params) == {"rating", "gsiSort", "version"}
     assert "gsiPartition" not in params["ExpressionAttributeNames"].values()
-    assert again.version == 3
-    with pytest.raises(VersionConflict):
-        repo.update(rated, rating=1400)  # rated is at version 2, the item at 3
+    assert params["ConditionExpression"] == "(attribute_exists(#cn0)) AND (#cn1 = :cv0)"
+    assert params["ExpressionAttributeNames"]["#cn1"] == "version" and again.version == 3
