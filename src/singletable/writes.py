@@ -602,12 +602,13 @@ class _FieldReader:
 
 
 def _evaluate(
-    spec: EntitySpec, values: Mapping[str, Any], code: Callable[[Any], Any], what: str
+    spec: EntitySpec, values: Mapping[str, Any], code: Callable[[Any], Any], what: str, key: str
 ) -> tuple[Any, list[str]]:
     """``code(entity)`` evaluated on ``values`` (what an update knows) through a
     :class:`_FieldReader`: returns (result, fields read, in order). Raises :class:`_Unknown`
     when ``code`` reads a field missing from ``values``; any other exception ``code`` raises
-    becomes a :class:`KeyTemplateError` naming ``what`` (the exception is its cause)."""
+    becomes a :class:`KeyTemplateError` naming ``what`` (its ``key``; the exception is the
+    cause)."""
     reader = _FieldReader(spec, values)
     try:
         result = code(reader)
@@ -618,7 +619,7 @@ def _evaluate(
             f"updating {spec.name}: evaluating {what} raised {type(exc).__name__}; singletable "
             "evaluates it on a read-only stand-in for the entity that holds the fields the update "
             "knows (fields, properties and methods work)",
-            key=what,
+            key=key,
         ) from exc
     return result, reader.reads
 
@@ -712,7 +713,7 @@ def index_changes(
             continue  # a primary-key field never changes in place
         where = f"{name} (computed, in an index key)"
         try:
-            value, reads = _evaluate(spec, values, operator.attrgetter(name), where)
+            value, reads = _evaluate(spec, values, operator.attrgetter(name), where, name)
         except _Unknown as exc:
             raise refuse.unknown(exc.field, where) from None
         derived[name] = value
@@ -730,7 +731,7 @@ def index_changes(
             "it may read any field)"
         )
         try:
-            result, reads = _evaluate(spec, values, index.when_callable, where)
+            result, reads = _evaluate(spec, values, index.when_callable, where, index_name)
         except _Unknown as exc:
             hint = ", or declare when={field: value} so singletable knows what it reads"
             raise refuse.unknown(exc.field, where, hint) from None
