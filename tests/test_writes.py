@@ -11,6 +11,8 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from singletable import Attr, Entity
 from singletable.entity import spec_of
@@ -917,3 +919,55 @@ def test_condition_text_names_attributes_and_hides_values() -> None:
     assert condition_text(condition) == (
         "((status IN (?, ?)) OR (NOT (attribute_exists(note)))) AND (a.b[2] < limit)"
     )
+
+
+# -- property: an update's key attributes are what to_item derives from the updated entity -------
+
+JOB_FIELDS = ("status", "owner", "queue", "priority", "note")
+
+
+@st.composite
+def job_entities(draw: st.DrawFn) -> Any:
+    from tests.models import Job
+
+    return Job(
+        job_id="j",
+        status=draw(st.sampled_from(list(Status))),
+        owner=draw(st.sampled_from(["ann", "bob"])),
+        queue=draw(st.sampled_from(["main", "slow"])),
+        priority=draw(st.integers(0, 3)),
+        note=draw(st.sampled_from([None, "n1", "n2"])),
+    )
+
+
+@settings(max_examples=200, deadline=2000)
+@given(
+    old=job_entities(),
+    new=job_entities(),
+    changed=st.sets(st.sampled_from(JOB_FIELDS), min_size=1),
+    instance_form=st.booleans(),
+)
+def test_index_changes_applied_to_the_stored_item_give_what_to_item_derives(
+    old: Any, new: Any, changed: set[str], instance_form: bool
+) -> None:
+    from singletable.writes import index_changes
+
+    spec = spec_of(type(old))
+    changes = {name: getattr(new, name) for name in changed}
+    after = old.model_copy(update=changes)
+    known = after.model_dump() if instance_form else {"job_id": old.job_id, **changes}
+    try:
+        to_set, to_remove, sources = index_changes(spec, known, set(changed), {})
+    except KeyTemplateError as refused:
+        assert not instance_form  # the instance form knows every field
+        assert refused.key in JOB_FIELDS and refused.key not in changed
+        return
+    key_attrs = spec.table.key_attributes
+    stored = {a: v for a, v in spec.to_item(old).items() if a in key_attrs}
+    assert not set(to_set) & set(to_remove)
+    for attr in to_remove:
+        stored.pop(attr, None)
+    stored.update(to_set)
+    assert stored == {a: v for a, v in spec.to_item(after).items() if a in key_attrs}
+    # What the decisions read is known (so it can be conditioned on, or was written).
+    assert {f for reads in sources.values() for f in reads} <= set(known)
