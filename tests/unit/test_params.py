@@ -639,7 +639,7 @@ def test_declared_signature_refuses_unknown_keywords_as_pattern_arguments() -> N
     assert repo.customer.params("42")["Key"]["PK"] == {"S": "CUSTOMER#42"}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=2000)
 @given(
     name=st.one_of(
         st.from_regex(r"[a-z][a-z_]{0,15}", fullmatch=True),
