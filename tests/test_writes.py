@@ -41,7 +41,7 @@ from .models import (
     TeamMember,
     UserTeam,
 )
-from .test_reads import BASE, order
+from .test_reads import BASE, DAY, order
 
 transactions = pytest.mark.requires("transactions")
 
@@ -788,6 +788,31 @@ def test_a_failed_source_condition_names_the_field_that_changed() -> None:
     assert isinstance(error, ConditionFailed) and not isinstance(error, NotFound)
     assert "the stored queue changed since the write read it" in error.message
     assert "q1" not in error.message and "q2" not in error.message  # no item contents
+
+
+def test_computed_key_fields_follow_the_fields_they_read() -> None:
+    from examples.merchant.models import Order as MerchantOrder
+    from examples.merchant.models import OrderStatus
+
+    from singletable.writes import index_changes
+
+    # GSI2SK = STATUS#{status}#{placed_on}#{order_id}, placed_on computed from created_at.
+    spec = spec_of(MerchantOrder)
+    later = BASE + 3 * DAY
+    known = {"order_id": "o1", "merchant_id": "m1", "created_at": later}
+    to_set, to_remove, sources = index_changes(
+        spec, {**known, "status": OrderStatus.PAID}, {"created_at", "status"}, {}
+    )
+    assert to_set["GSI2SK"] == {"S": f"STATUS#PAID#{later.date().isoformat()}#o1"}
+    assert to_remove == ["GSI1PK", "GSI1SK"]  # out of the sparse PENDING queue
+    assert "created_at" in sources["GSI2"]  # what placed_on was computed from
+    # A new created_at alone changes placed_on, so GSI2SK must be rewritten: it needs status.
+    with pytest.raises(KeyTemplateError, match="must also know status"):
+        index_changes(spec, known, {"created_at"}, {})
+    # Any keyword update evaluates placed_on; without created_at it cannot.
+    with pytest.raises(KeyTemplateError, match="placed_on") as caught:
+        index_changes(spec, {"order_id": "o1", "total": 5}, {"total"}, {})
+    assert caught.value.key == "created_at"
 
 
 # -- delete by key of a Unique() entity races a create (issue 11, point 3) ----------------------
