@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .codec import Wire, datetime_text, encode_value, epoch_text
-from .entity import EntitySpec, IndexSpec
-from .errors import (
+from ..codec import Wire, datetime_text, encode_value, epoch_text
+from ..entity import EntitySpec, IndexSpec
+from ..errors import (
     AlreadyExists,
     ConditionFailed,
     InvalidRequestError,
@@ -33,7 +33,7 @@ from .errors import (
     UniqueConstraintViolation,
     VersionConflict,
 )
-from .expressions import (
+from ..expressions import (
     Attr,
     CompileContext,
     Condition,
@@ -42,7 +42,7 @@ from .expressions import (
     all_of,
     raw_condition,
 )
-from .keys import KeyTemplate
+from ..keys import KeyTemplate
 
 GUARD_TYPE = "__unique__"
 OWNER_ATTRIBUTE = "_owner"

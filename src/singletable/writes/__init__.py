@@ -1,0 +1,51 @@
+"""Single-item writes compiled to requests (pure: no I/O); see :mod:`.update`."""
+
+from __future__ import annotations
+
+from .update import (
+    GUARD_TYPE,
+    OWNER_ATTRIBUTE,
+    WriteContext,
+    WriteOp,
+    compile_condition_check,
+    compile_create,
+    compile_delete,
+    compile_put,
+    compile_update,
+    condition_text,
+    exists_check,
+    guard_delete,
+    guard_key,
+    guard_put,
+    index_changes,
+    key_text,
+    live_entity,
+    stamped,
+    stored_entity,
+    unchanged_condition,
+    validated,
+)
+
+__all__ = [
+    "GUARD_TYPE",
+    "OWNER_ATTRIBUTE",
+    "WriteContext",
+    "WriteOp",
+    "compile_condition_check",
+    "compile_create",
+    "compile_delete",
+    "compile_put",
+    "compile_update",
+    "condition_text",
+    "exists_check",
+    "guard_delete",
+    "guard_key",
+    "guard_put",
+    "index_changes",
+    "key_text",
+    "live_entity",
+    "stamped",
+    "stored_entity",
+    "unchanged_condition",
+    "validated",
+]
