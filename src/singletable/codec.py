@@ -22,15 +22,7 @@ import typing
 import uuid
 from collections.abc import Callable, Mapping
 from datetime import date, datetime, time, timedelta, timezone
-from decimal import (
-    MAX_PREC,
-    Context,
-    Decimal,
-    InvalidOperation,
-    Overflow,
-    Subnormal,
-    Underflow,
-)
+from decimal import Decimal
 from operator import itemgetter
 from pathlib import PurePath
 from typing import Any, Literal, Union
@@ -139,23 +131,13 @@ def wire_number(text: str) -> Decimal:
     return number
 
 
-# Decoding expressions. Text under 39 characters holds at most 38 digits; converting it in a
-# context whose traps refuse exponents outside DynamoDB's range (and whose precision never
-# rounds) checks the rest, so the common case costs a length test and a finiteness test.
-# Anything else goes through ``wire_number``.
-_IN_RANGE = Context(
-    prec=MAX_PREC, Emax=125, Emin=-130, traps=[InvalidOperation, Overflow, Subnormal, Underflow]
-)
-_checked_decimal = _IN_RANGE.create_decimal
+# Decoding expressions. Text under 39 characters holds at most 38 digits, so a finite value
+# whose exponent is in range is storable: the common case costs a length test, the conversion
+# and two checks of the Decimal. Anything else goes through ``wire_number``.
 _INT_DECODE = "int(num) if len(num := av['N']) < 39 else _int_from_wire(num)"
-_FLOAT_DECODE = (
-    "float(num) if len(num := av['N']) < 39 and _checked_decimal(num).is_finite() "
-    "else _float_from_wire(num)"
-)
-_DECIMAL_DECODE = (
-    "dec if len(num := av['N']) < 39 and (dec := _checked_decimal(num)).is_finite() "
-    "else _decimal_from_wire(num)"
-)
+_IN_RANGE = "(dec := _Decimal(num)).is_finite() and -131 < dec.adjusted() < 126"
+_FLOAT_DECODE = f"float(num) if len(num := av['N']) < 39 and {_IN_RANGE} else _float_from_wire(num)"
+_DECIMAL_DECODE = f"dec if len(num := av['N']) < 39 and {_IN_RANGE} else _decimal_from_wire(num)"
 
 
 def _int_from_wire(text: str) -> int:
@@ -807,7 +789,6 @@ class CodeGen:
             "_decimal_text": decimal_text,
             "_MAX_INT": _MAX_INT,
             "_Decimal": Decimal,
-            "_checked_decimal": _checked_decimal,
             "_int_from_wire": _int_from_wire,
             "_float_from_wire": _float_from_wire,
             "_decimal_from_wire": _decimal_from_wire,
