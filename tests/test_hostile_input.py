@@ -14,7 +14,7 @@ no request, and that the table is still empty.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from botocore.exceptions import ClientError
@@ -26,6 +26,7 @@ from singletable import (
     Repository,
     Table,
     Transaction,
+    Unique,
     collection,
     get,
     query,
@@ -54,6 +55,15 @@ class Note(Entity, table=hostile, type="NOTE"):
         sk = "NOTE#{note_id}"
         GSI1 = ("TOPIC#{topic}", "TITLE#{title}")
         LSI1 = "LABEL#{label}"
+
+
+class Member(Entity, table=hostile, type="MEMBER"):
+    member_id: str
+    email: Annotated[str, Unique()]  # its guard item's key holds the value
+
+    class Keys:
+        pk = "MEMBER#{member_id}"
+        sk = "MEMBER"
 
 
 class Notes(Repository, table=hostile):
@@ -204,6 +214,8 @@ OVERLONG_WRITES = [
     (lambda r: r.update(Note, owner=LONG_PK, note_id="n1", set={"body": "x"}), "PK", 2048),
     (lambda r: r.retitle("ann", "n1", LONG_SK), "GSI1SK", 1024),
     (lambda r: r.delete(Note, owner="ann", note_id=LONG_SK), "SK", 1024),
+    # The guard item of a Unique() value: "__unique__#MEMBER#email#" + 2,040 bytes.
+    (lambda r: r.create(Member(member_id="m1", email="e" * 2040)), "PK", 2048),
 ]
 
 
@@ -214,9 +226,23 @@ def test_overlong_key_is_refused_on_every_write_path(
     err = refused(repo, recorder, call, KeyTemplateError)
     assert err.code == "key-template" and err.key == attribute
     message = str(err)
-    assert f"Note: key attribute {attribute!r}" in message
+    assert f"key attribute {attribute!r}" in message and (
+        "Note:" in message or "Member:" in message
+    )
     assert f"{limit:,} bytes" in message and " bytes of UTF-8" in message
     assert "😀" not in message  # the size, not the value
+
+
+def test_overlong_unique_guard_key_on_put_is_refused_before_any_write(
+    repo: Notes, recorder: Any
+) -> None:
+    # put reads the stored item first (to move its guard); the refusal comes before any write.
+    recorder.clear()
+    with pytest.raises(KeyTemplateError) as info:
+        repo.put(Member(member_id="m1", email="é" * 1020))
+    assert recorder.operations in ([], ["GetItem"])
+    assert stored(repo) == []
+    assert info.value.key == "PK" and "Unique() guard" in str(info.value)
 
 
 OVERLONG_READS = [

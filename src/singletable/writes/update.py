@@ -252,6 +252,7 @@ def guard_key(spec: EntitySpec, field_name: str, value: Any) -> dict[str, Wire]:
     table = spec.table
     rendered = _guard_value(spec, field_name, value)
     pk = f"{GUARD_TYPE}#{spec.type_name}#{field_name}#{rendered}"
+    _guard_template(spec, field_name).check_size(pk, "the Unique() guard's key attribute")
     key = {table.pk: {"S": pk}}
     if table.sk:
         key[table.sk] = {"S": GUARD_TYPE}
@@ -271,6 +272,7 @@ def _guard_template(spec: EntitySpec, field_name: str) -> KeyTemplate:
         escape=True,
         owner=spec.name,
         role="unique guard",
+        attribute=spec.table.pk,
     )
 
 
