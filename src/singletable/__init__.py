@@ -9,8 +9,6 @@ costs about a millisecond, and ``from singletable import Entity`` loads the mode
 
 from __future__ import annotations
 
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -25,7 +23,7 @@ if TYPE_CHECKING:
     from .patterns import ExplainRow, collection, get, query
     from .repository import Repository
     from .table import GSI, LSI, Table
-    from .transaction import CancellationReason, Transaction, transaction
+    from .transactions import CancellationReason, Transaction, transaction
 
 #: public name -> the submodule that defines it
 _EXPORTS: dict[str, str] = {
@@ -54,9 +52,9 @@ _EXPORTS: dict[str, str] = {
     "GSI": "table",
     "LSI": "table",
     "Table": "table",
-    "CancellationReason": "transaction",
-    "Transaction": "transaction",
-    "transaction": "transaction",
+    "CancellationReason": "transactions",
+    "Transaction": "transactions",
+    "transaction": "transactions",
 }
 
 __all__ = [
@@ -103,17 +101,3 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *_EXPORTS})
-
-
-class _Package(types.ModuleType):
-    """Keeps public names bound to what they name when the import system binds a submodule
-    of the same name on the package (``singletable.transaction`` the module vs
-    ``singletable.transaction`` the decorator)."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _EXPORTS and isinstance(value, types.ModuleType):
-            value = getattr(value, name)
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package

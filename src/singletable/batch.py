@@ -1,12 +1,16 @@
-"""Batch reads and writes: chunked, retried with backoff, never silently dropping an item."""
+"""Batch reads and writes as flows: chunked, retried with backoff, never silently dropping an
+item. The repository (sync or async) runs them; see :mod:`singletable.flows`."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import UnprocessedItemsError
-from .executor import Executor
+from .flows import Flow, Send, Sleep
+
+if TYPE_CHECKING:
+    from .executor import RetryPolicy
 
 I = TypeVar("I")  # noqa: E741 - an input item as the caller gave it
 
@@ -20,15 +24,15 @@ def key_identity(key: dict[str, Any], attrs: Sequence[str]) -> tuple[Any, ...]:
 
 
 def batch_get_items(
-    executor: Executor,
     table_name: str,
     keys: Sequence[dict[str, Any]],
     key_attrs: Sequence[str],
+    retry: RetryPolicy,
     *,
     consistent: bool = False,
     inputs: Sequence[Any] | None = None,
     pattern: str | None = None,
-) -> dict[tuple[Any, ...], dict[str, Any]]:
+) -> Flow[dict[tuple[Any, ...], dict[str, Any]]]:
     """Fetch ``keys`` (duplicates collapsed) in chunks of 100; return items by key identity.
 
     Unprocessed keys are re-sent (with the same consistency) after jittered backoff; what is
@@ -49,36 +53,34 @@ def batch_get_items(
             request: dict[str, Any] = {"Keys": chunk}
             if consistent:
                 request["ConsistentRead"] = True
-            response = executor.call(
-                "BatchGetItem", {"RequestItems": {table_name: request}}, pattern=pattern
-            )
+            response = yield Send("BatchGetItem", {"RequestItems": {table_name: request}}, pattern)
             for item in response.get("Responses", {}).get(table_name, []):
                 found[key_identity(item, key_attrs)] = item
             chunk = list(response.get("UnprocessedKeys", {}).get(table_name, {}).get("Keys", []))
             if chunk:
                 attempt += 1
-                if attempt >= executor.retry.max_attempts:
+                if attempt >= retry.max_attempts:
                     leftovers.extend(unique[key_identity(k, key_attrs)][1] for k in chunk)
                     break
-                executor.retry.wait(attempt)
+                yield Sleep(retry.backoff(attempt))
     if leftovers:
         raise UnprocessedItemsError(
             f"BatchGetItem left {len(leftovers)} key(s) unprocessed after "
-            f"{executor.retry.max_attempts} attempts (throttling?); they are in .unprocessed",
+            f"{retry.max_attempts} attempts (throttling?); they are in .unprocessed",
             unprocessed=leftovers,
         )
     return found
 
 
 def batch_write(
-    executor: Executor,
     table_name: str,
     requests: Sequence[dict[str, Any]],
     inputs: Sequence[I],
     identity: Callable[[dict[str, Any]], Hashable],
+    retry: RetryPolicy,
     *,
     pattern: str | None = None,
-) -> None:
+) -> Flow[None]:
     """Send ``requests`` (``{"PutRequest": ...}``/``{"DeleteRequest": ...}``) in chunks of 25.
 
     Unprocessed requests are re-sent after jittered backoff; leftovers after every chunk was
@@ -90,19 +92,17 @@ def batch_write(
         chunk = list(requests[start : start + WRITE_CHUNK])
         attempt = 0
         while chunk:
-            response = executor.call(
-                "BatchWriteItem", {"RequestItems": {table_name: chunk}}, pattern=pattern
-            )
+            response = yield Send("BatchWriteItem", {"RequestItems": {table_name: chunk}}, pattern)
             chunk = list(response.get("UnprocessedItems", {}).get(table_name, []))
             if chunk:
                 attempt += 1
-                if attempt >= executor.retry.max_attempts:
+                if attempt >= retry.max_attempts:
                     leftovers.extend(origin[identity(r)] for r in chunk)
                     break
-                executor.retry.wait(attempt)
+                yield Sleep(retry.backoff(attempt))
     if leftovers:
         raise UnprocessedItemsError(
             f"BatchWriteItem left {len(leftovers)} item(s) unprocessed after "
-            f"{executor.retry.max_attempts} attempts (throttling?); they are in .unprocessed",
+            f"{retry.max_attempts} attempts (throttling?); they are in .unprocessed",
             unprocessed=leftovers,
         )

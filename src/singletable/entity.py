@@ -179,6 +179,11 @@ class EntitySpec:
         return self.cls.__qualname__
 
     @property
+    def type_tags(self) -> tuple[str, ...]:
+        """Every type tag whose items decode as this entity (the current one first)."""
+        return (self.type_name,)
+
+    @property
     def field_names(self) -> tuple[str, ...]:
         return tuple(self.cls.model_fields)
 

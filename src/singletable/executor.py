@@ -140,23 +140,21 @@ class RetryPolicy(FrozenRecord):
         ceiling = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
         return random.uniform(0, ceiling)
 
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds`` with the policy's ``sleep`` (``time.sleep``, looked up now)."""
+        (time.sleep if self.sleep is None else self.sleep)(seconds)
+
     def wait(self, attempt: int) -> None:
-        (time.sleep if self.sleep is None else self.sleep)(self.backoff(attempt))
+        """Sleep the backoff before retry number ``attempt``."""
+        self.pause(self.backoff(attempt))
 
 
 class Executor:
-    """Sends requests through one client; maps errors; reports to hooks."""
+    """Sends requests through one boto3 client; maps errors; reports to hooks."""
 
-    def __init__(
-        self,
-        client: DynamoDBClient | None,
-        *,
-        hooks: Sequence[Hook] = (),
-        retry: RetryPolicy | None = None,
-    ) -> None:
+    def __init__(self, client: DynamoDBClient | None, *, hooks: Sequence[Hook] = ()) -> None:
         self._client = client
         self.hooks = tuple(hooks)
-        self.retry = retry or RetryPolicy()
         self._methods: dict[str, Callable[..., Any]] = {}
 
     @property
@@ -170,13 +168,18 @@ class Executor:
                 raise map_botocore_error(exc, "creating the DynamoDB client") from exc
         return self._client
 
+    def method(self, operation: str) -> Callable[..., Any]:
+        """The client's bound method for ``operation`` (looked up once)."""
+        method = self._methods.get(operation)
+        if method is None:
+            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+        return method
+
     def call(
         self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
     ) -> dict[str, Any]:
         """Send one request; return botocore's parsed response."""
-        method = self._methods.get(operation)
-        if method is None:
-            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+        method = self._methods.get(operation) or self.method(operation)
         if not self.hooks:
             try:
                 return method(**params)  # type: ignore[no-any-return]
@@ -184,18 +187,9 @@ class Executor:
                 raise map_client_error(exc, operation, params) from exc
             except BotoCoreError as exc:
                 raise map_botocore_error(exc, operation) from exc
-        return self._call_with_hooks(method, operation, params, pattern)
-
-    def _call_with_hooks(
-        self,
-        method: Callable[..., Any],
-        operation: str,
-        params: Mapping[str, Any],
-        pattern: str | None,
-    ) -> dict[str, Any]:
         start = time.perf_counter()
         response: Any = None
-        error: BaseException | None = None
+        error: SingleTableError | None = None
         try:
             response = method(**params)
             result: dict[str, Any] = response
@@ -207,18 +201,74 @@ class Executor:
             error = map_botocore_error(exc, operation)
             raise error from exc
         finally:
-            source = response if response is not None else _error_response(error)
-            info = CallInfo(
-                pattern=pattern,
-                operation=operation,
-                params=params,
-                duration=time.perf_counter() - start,
-                consumed_capacity=source.get("ConsumedCapacity"),
-                retries=source.get("ResponseMetadata", {}).get("RetryAttempts", 0),
-                error=error,
+            report(self.hooks, pattern, operation, params, start, response, error)
+
+
+class AsyncExecutor:
+    """Sends requests through one aiobotocore client; the same mapping and hooks as
+    :class:`Executor`."""
+
+    def __init__(self, client: Any, *, hooks: Sequence[Hook] = ()) -> None:
+        self._client = client
+        self.hooks = tuple(hooks)
+        self._methods: dict[str, Callable[..., Any]] = {}
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            raise InvalidRequestError(
+                "this async repository has no client: pass client= (an aiobotocore DynamoDB "
+                "client) or use `async with Repo.connect() as repo:`"
             )
-            for hook in self.hooks:
-                hook(info)
+        return self._client
+
+    async def call(
+        self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
+    ) -> dict[str, Any]:
+        """Send one request; return the parsed response."""
+        method = self._methods.get(operation)
+        if method is None:
+            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+        start = time.perf_counter() if self.hooks else 0.0
+        response: Any = None
+        error: SingleTableError | None = None
+        try:
+            response = await method(**params)
+            result: dict[str, Any] = response
+            return result
+        except ClientError as exc:
+            error = map_client_error(exc, operation, params)
+            raise error from exc
+        except BotoCoreError as exc:
+            error = map_botocore_error(exc, operation)
+            raise error from exc
+        finally:
+            if self.hooks:
+                report(self.hooks, pattern, operation, params, start, response, error)
+
+
+def report(
+    hooks: Sequence[Hook],
+    pattern: str | None,
+    operation: str,
+    params: Mapping[str, Any],
+    start: float,
+    response: Any,
+    error: SingleTableError | None,
+) -> None:
+    """Tell every hook about one request."""
+    source = response if response is not None else _error_response(error)
+    info = CallInfo(
+        pattern=pattern,
+        operation=operation,
+        params=params,
+        duration=time.perf_counter() - start,
+        consumed_capacity=source.get("ConsumedCapacity"),
+        retries=source.get("ResponseMetadata", {}).get("RetryAttempts", 0),
+        error=error,
+    )
+    for hook in hooks:
+        hook(info)
 
 
 def _error_response(error: BaseException | None) -> dict[str, Any]:

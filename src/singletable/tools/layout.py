@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..context import PlanContext
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
@@ -235,7 +237,7 @@ def _row_order(row: Row, sk_attr: str | None) -> str:
     return row.key_text(sk_attr) or ""
 
 
-def _evaluate_get(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
+def _evaluate_get(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
     from ..errors import SingleTableError
 
     spec = pattern.spec
@@ -250,7 +252,7 @@ def _evaluate_get(pattern: Any, repo: Repository, rows: Sequence[Row]) -> Patter
                 text = row.key_text(attr)
                 if tpl is not None and text is not None:
                     values.update(tpl.parse(text))
-            request = getattr(repo, pattern.name).params(**values)
+            request = pattern.params(ctx, values)
         except SingleTableError:
             continue
         key = request["Key"]
@@ -265,9 +267,10 @@ def _view(pattern: Any) -> PatternView:
     return PatternView(pattern.explain())
 
 
-def _evaluate_keyed(pattern: Any, repo: Repository, rows: Sequence[Row]) -> PatternView:
+def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
     from ..errors import SingleTableError
-    from ..patterns import QueryPattern, _within
+    from ..patterns import QueryPattern
+    from ..reads.keyed import within as _within
 
     view = _view(pattern)
     plan = pattern.plan
@@ -295,7 +298,7 @@ def _evaluate_keyed(pattern: Any, repo: Repository, rows: Sequence[Row]) -> Patt
             view.more_calls = len(partitions) - MAX_CALLS
             break
         try:
-            compiled = pattern.compile(repo, {**values, **filter_values})
+            compiled = pattern.compile(ctx, {**values, **filter_values})
         except SingleTableError as exc:
             view.calls.append(
                 PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
@@ -346,13 +349,14 @@ def _parses_as(spec: EntitySpec, row: Row) -> bool:
     return True
 
 
-def _evaluate(pattern: Pattern, repo: Repository, rows: Sequence[Row]) -> PatternView:
-    from ..patterns import GetPattern, _KeyedPattern
+def _evaluate(pattern: Pattern, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
+    from ..patterns import GetPattern
+    from ..reads.keyed import KeyedPattern as _KeyedPattern
 
     if isinstance(pattern, GetPattern):
-        return _evaluate_get(pattern, repo, rows)
+        return _evaluate_get(pattern, ctx, rows)
     if isinstance(pattern, _KeyedPattern):
-        return _evaluate_keyed(pattern, repo, rows)
+        return _evaluate_keyed(pattern, ctx, rows)
     view = _view(pattern)
     view.note = "not evaluated (not a get, query or collection pattern)"
     return view
@@ -395,11 +399,11 @@ def build_layout(
         if name not in types:
             types.append(name)
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(types)}
-    repo = repository(client=None)
+    ctx = PlanContext(table.name)  # compiling needs no repository and no client
     views = []
     for value in repository.__patterns__.values():
         pattern = value.pattern if isinstance(value, DeclaredPattern) else value
-        views.append(_evaluate(pattern, repo, rows))
+        views.append(_evaluate(pattern, ctx, rows))
     return Layout(
         repository,
         table.name,
