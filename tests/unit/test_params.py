@@ -632,9 +632,10 @@ def test_declared_signature_refuses_unknown_keywords_as_pattern_arguments() -> N
         repo.customer.params(custmer_id="1")
     assert excinfo.value.key == "custmer_id"
     # other binding errors name the pattern too, and stay TypeErrors
-    with pytest.raises(TypeError, match="orders: missing a required argument: 'customer_id'"):
+    # (Python words the binding error itself, differently across versions: only ours is checked)
+    with pytest.raises(TypeError, match=r"^orders: .*'customer_id'.*; it accepts customer_id"):
         repo.orders.params()
-    with pytest.raises(PatternArgumentError, match="customer: too many positional"):
+    with pytest.raises(PatternArgumentError, match=r"^customer: .*; it accepts customer_id$"):
         repo.customer.params("1", "2")
     assert repo.customer.params("42")["Key"]["PK"] == {"S": "CUSTOMER#42"}
 
