@@ -635,7 +635,7 @@ def test_declared_signature_refuses_unknown_keywords_as_pattern_arguments() -> N
     # (Python words the binding error itself, differently across versions: only ours is checked)
     with pytest.raises(TypeError, match=r"^orders: .*'customer_id'.*; it accepts customer_id"):
         repo.orders.params()
-    with pytest.raises(PatternArgumentError, match=r"^customer: .*; it accepts customer_id$"):
+    with pytest.raises(PatternArgumentError, match=r"^customer: .*; it accepts customer_id \["):
         repo.customer.params("1", "2")
     assert repo.customer.params("42")["Key"]["PK"] == {"S": "CUSTOMER#42"}
 
