@@ -18,26 +18,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Union
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
-from .codec import (
-    _ENUM_S as _ENUM_TEXT,
-)
-from .codec import (
-    MAX_ITEM_BYTES,
-    CodeGen,
-    Converter,
-    ModelCodec,
-    NumberRangeError,
-    Wire,
-    bare_annotation,
-    check_item_size,
-    decode_value,
-    encode_value,
-    epoch_text,
-    from_epoch_seconds,
-    text_check,
-    value_size,
-    wrap_encode_error,
-)
+from .codec import TTL_CONVERTER, ModelCodec, bare_annotation, encode_value, wrap_encode_error
+from .codegen import generate_decode, generate_to_item
 from .errors import (
     ItemDecodeError,
     ItemEncodeError,
@@ -45,10 +27,18 @@ from .errors import (
     KeyTemplateError,
     ModelDefinitionError,
 )
-from .keys import SENTINEL, KeyTemplate, Placeholder, is_text, key_type_of
+from .keys import KeyTemplate, key_type_of
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .record import FrozenRecord
 from .table import IndexKeys, Table, declared_table
+from .wire import (
+    MAX_ITEM_BYTES,
+    NumberRangeError,
+    Wire,
+    check_item_size,
+    decode_value,
+    value_size,
+)
 
 if TYPE_CHECKING:
     # Imported where used: pydantic.type_adapter costs ~0.5 ms to import, and only call-time
@@ -328,7 +318,7 @@ class EntitySpec:
 
     def to_item(self, entity: Any) -> dict[str, Wire]:
         """The stored item: type tag, every key attribute, and the encoded fields."""
-        generated = _generate_to_item(self)
+        generated = generate_to_item(self)
         # From now on the generated function itself answers spec.to_item(...).
         setattr(self, "to_item", generated)  # noqa: B010
         return generated(entity)
@@ -356,7 +346,7 @@ class EntitySpec:
 
     @functools.cached_property
     def _decode(self) -> Callable[[Mapping[str, Wire]], Any]:
-        return _generate_decode(self)
+        return generate_decode(self)
 
     def from_item(self, item: Mapping[str, Wire]) -> Any:
         """A validated entity from a stored item; :class:`ItemDecodeError` if it no longer fits."""
@@ -390,10 +380,15 @@ class EntitySpec:
             raw=dict(item),
         ) from error
 
-    def _decode_extras(self, item: Mapping[str, Wire], data: dict[str, Any]) -> None:
+    @functools.cached_property
+    def known_attributes(self) -> frozenset[str]:
+        """The attributes that are not extras: the fields', the keys' and the type tag."""
         table = self.table
         known = {p.attr for p in self.codec.fields} | table.key_attributes
-        known.add(table.type_attribute)
+        return frozenset(known | {table.type_attribute})
+
+    def _decode_extras(self, item: Mapping[str, Wire], data: dict[str, Any]) -> None:
+        known = self.known_attributes
         for name, av in item.items():
             if name not in known:
                 try:
@@ -447,211 +442,6 @@ def _summarise_validation(error: Exception) -> str:
             parts.append(f"{loc}: {err.get('msg', 'invalid')}")
         return "; ".join(parts)
     return str(error)
-
-
-def _generate_to_item(spec: EntitySpec) -> Callable[[Any], dict[str, Wire]]:
-    """Straight-line ``to_item`` for one entity: each key field rendered once (and reused for
-    the attribute when it is the same text), keys assembled by concatenation, sparse
-    conditions inlined, every field encoded inline; returns the item and a size bound."""
-    table = spec.table
-    gen = CodeGen()
-    gen.ns["_SENTINEL"] = SENTINEL
-    gen.ns["_is_text"] = is_text
-    gen.ns["ItemEncodeError"] = ItemEncodeError
-    lines = gen.lines
-    lines += ["def to_item(e):", "    d = e.__dict__"]
-    if spec.computed_in_keys:
-        lines.append("    d = dict(d)")
-        lines.extend(f"    d[{name!r}] = e.{name}" for name in spec.computed_in_keys)
-    lines.append("    n = t = u = 0  # u: characters of key attributes")
-    gen.static += len(table.type_attribute.encode()) + len(spec.type_name.encode())
-
-    def render(ph: Placeholder, tpl: KeyTemplate, indent: str) -> str:
-        guarded = gen.bind(ph.render, "_r")
-        var = f"k{gen._counter}"
-        value = f"d[{ph.field!r}]"
-        checks = f"{var}.__class__ is not str or not {var} or {tpl.delimiter!r} in {var}"
-        # (Only non-ASCII text can hold the sentinel or a lone surrogate.)
-        checks += f" or not {var}.isascii() and (_SENTINEL in {var} or not _is_text({var}))"
-        if ph.is_text and not tpl.escape and ph.fmt is None:
-            if ph.parse is str:
-                lines.append(f"{indent}{var} = {value}")
-            else:  # an Enum of strings: its value is the text
-                lines.append(f"{indent}try: {var} = {value}._value_")
-                lines.append(f"{indent}except AttributeError: {var} = {value}")
-            lines.append(f"{indent}if {checks}: {var} = {guarded}({value})")
-        elif ph.is_text or ph.fast_render is None:
-            lines.append(f"{indent}{var} = {guarded}({value})")
-        else:
-            # Non-text kinds need no checks beyond what rendering raises: render fast and let
-            # the guarded renderer produce the precise KeyTemplateError on failure.
-            fast = gen.bind(ph.fast_render, "_f")
-            lines.append(f"{indent}try: {var} = {fast}({value})")
-            lines.append(f"{indent}except Exception: {var} = {guarded}({value})")
-        return var
-
-    def assemble(tpl: KeyTemplate, names: dict[str, str]) -> str:
-        parts = []
-        for ph in tpl.placeholders:
-            if ph.head:
-                parts.append(repr(ph.head))
-            parts.append(names[f"{ph.field}:{ph.fmt}"])
-        if tpl.tail:
-            parts.append(repr(tpl.tail))
-        return " + ".join(parts) or "''"
-
-    assembled: dict[str, str] = {}  # key text expression -> variable holding it
-
-    def key_text(indent: str, attr: str, expr: str, shared: bool) -> str:
-        """A variable holding the key text ``expr`` (assigned here unless already known)."""
-        gen.static += len(attr.encode())
-        var = assembled.get(expr)
-        if var is None:
-            var = f"key{gen._counter}"
-            gen._counter += 1
-            if shared:  # only primary-key texts are always defined, so only they are reused
-                assembled[expr] = var
-            lines.append(f"{indent}{var} = {expr}")
-        return var
-
-    def key_line(indent: str, attr: str, expr: str, shared: bool) -> None:
-        var = key_text(indent, attr, expr, shared)
-        lines.append(f"{indent}item[{attr!r}] = {{'S': {var}}}")
-        lines.append(f"{indent}u += len({var})")
-
-    key_lengths: list[str] = []  # of the key attributes always written
-
-    primary: dict[str, str] = {}
-    for tpl in (spec.base.pk, spec.base.sk):
-        for ph in tpl.placeholders if tpl else ():
-            key = f"{ph.field}:{ph.fmt}"
-            if key not in primary:
-                primary[key] = render(ph, tpl, "    ")  # type: ignore[arg-type]
-    entries = [f"{table.type_attribute!r}: {{'S': {spec.type_name!r}}}"]
-    for attr, tpl in ((spec.base.keys.pk, spec.base.pk), (spec.base.keys.sk, spec.base.sk)):
-        if tpl is not None and attr:
-            var = key_text("    ", attr, assemble(tpl, primary), True)
-            entries.append(f"{attr!r}: {{'S': {var}}}")
-            key_lengths.append(f"len({var})")
-
-    base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
-    nullable = {p.name for p in spec.codec.fields if p.nullable}
-    rendered = dict(primary)  # placeholders rendered unconditionally (always defined)
-    conditional = []
-    for index in spec.indexes.values():
-        templates = [
-            (attr, tpl)
-            for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk))
-            if tpl is not None and attr and attr not in base_attrs  # written with the table key
-        ]
-        fields = {f for _, tpl in templates for f in tpl.fields}
-        if index.sparse or fields & (nullable | set(spec.computed_in_keys)):
-            conditional.append((index, templates))
-            continue
-        # Every item is in this index: its keys go into the item's literal too.
-        for _, tpl in templates:
-            for ph in tpl.placeholders:
-                key = f"{ph.field}:{ph.fmt}"
-                if key not in rendered:
-                    rendered[key] = render(ph, tpl, "    ")
-        for attr, tpl in templates:
-            var = key_text("    ", attr, assemble(tpl, rendered), True)
-            entries.append(f"{attr!r}: {{'S': {var}}}")
-            key_lengths.append(f"len({var})")
-
-    # A field's key text is its attribute text too (canonical datetimes, str and str Enums).
-    reuse = {}
-    for name, var in rendered.items():
-        fname, _, fmt = name.partition(":")
-        plan = next((p for p in spec.codec.fields if p.name == fname), None)
-        if fmt != "None" or plan is None or fname == spec.ttl_field:
-            continue
-        # (Escaped key text is not the attribute's text.)
-        wire_text = plan.converter.encode_expr in ("{'S': v}", _ENUM_TEXT)
-        if (wire_text and table.key_values != "escape") or _is_datetime(
-            spec.cls.model_fields[fname].annotation
-        ):
-            reuse[fname] = var
-    # Fields that are always written go into the item's dict literal, built in one step.
-    prelude: list[str] = []
-    literal, rest = gen.literal_fields(spec.codec.fields, src="d", reuse=reuse, prelude=prelude)
-    entries.extend(literal)
-    lines.extend(f"    {line}" for line in prelude)
-    lines.append(f"    item = {{{', '.join(entries)}}}")
-    lines.extend(f"    {text_check(text)}" for text in gen.texts)
-
-    for index, templates in conditional:
-        conditions = []
-        if index.when is not None:
-            for fname, allowed in index.when.items():
-                conditions.append(f"d[{fname!r}] in {gen.bind(allowed, '_when')}")
-        if index.when_callable is not None:
-            conditions.append(f"{gen.bind(index.when_callable, '_when')}(e)")
-        for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
-            if fname not in {n.split(":")[0] for n in rendered}:  # rendered ones are not None
-                conditions.append(f"d[{fname!r}] is not None")
-        indent = "    "
-        if conditions:
-            lines.append(f"    if {' and '.join(conditions)}:")
-            indent = "        "
-        names = dict(rendered)
-        for _, tpl in templates:
-            for ph in tpl.placeholders:
-                key = f"{ph.field}:{ph.fmt}"
-                if key not in names:
-                    names[key] = render(ph, tpl, indent)
-        for attr, tpl in templates:
-            key_line(indent, attr, assemble(tpl, names), False)
-        if not templates:
-            lines.append(f"{indent}pass")
-
-    gen.encode_fields(tuple(rest), src="d", item="item", indent="    ", reuse=reuse)
-    # Size bound: 4 bytes per character of text at most, exact sizes, fixed parts.
-    sized = "".join(f" + {expr}" for expr in gen.sized)
-    lengths = "".join(f" + {expr}" for expr in gen.lengths)
-    if key_lengths:
-        lines.append(f"    u += {' + '.join(key_lengths)}")
-    lines.append(f"    n += 4 * (t + u{lengths}){sized} + {gen.static}")
-    # Key byte limits: no key attribute can be over its limit while all of them together
-    # hold fewer characters than the smallest limit allows (4 bytes a character at most).
-    safe = min(tpl.max_bytes // 4 for _, tpl in spec.key_templates)
-    lines.append(f"    if u > {safe}: {gen.bind(spec.check_key_sizes, '_keys')}(item)")
-    # Over the size bound (or with extras): the exact check and the extras' encoding.
-    finish = gen.bind(spec.finish_item, "_finish")
-    extras = " or e.__pydantic_extra__" if spec.codec.allows_extra else ""
-    lines.append(f"    if n > {MAX_ITEM_BYTES}{extras}: return {finish}(e, item)")
-    lines.append("    return item")
-    # Any conversion failure is reported by the field-by-field encoder, naming the field.
-    diagnose = gen.bind(spec.codec.encode_fields, "_diagnose")
-    body = lines[1:]
-    lines[1:] = ["    try:", *("    " + line for line in body)]
-    errors = "ValueError, TypeError, AttributeError, ArithmeticError, ItemEncodeError"
-    lines.append(f"    except ({errors}):")
-    lines.append(f"        {diagnose}(e)")
-    lines.append("        raise")
-    return gen.compile("to_item", f"<singletable to_item {spec.name}>")  # type: ignore[no-any-return]
-
-
-def _generate_decode(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
-    """Straight-line decode + validate for one entity (raises pydantic's ValidationError)."""
-    codec = spec.codec
-    if codec.by_name:
-        return lambda item: codec.validate(codec.decode_fields(item))
-    gen = CodeGen()
-    validate = gen.bind(codec.model.__pydantic_validator__.validate_python, "_validate")
-    literal, rest = gen.literal_inputs(codec.fields, src="item")
-    gen.lines += ["def decode(item):", f"    data = {{{', '.join(literal)}}}"]
-    gen.decode_fields(tuple(rest), src="item", data="data", indent="    ")
-    if codec.allows_extra:
-        # Extras are every attribute that is not a field, a key or the type tag.
-        table = spec.table
-        known = {p.attr for p in codec.fields} | table.key_attributes | {table.type_attribute}
-        known_name = gen.bind(frozenset(known), "_known")
-        decode_value_name = gen.bind(decode_value, "_decode_value")
-        gen.lines.append("    for k, a in item.items():")
-        gen.lines.append(f"        if k not in {known_name}: data[k] = {decode_value_name}(a)")
-    gen.lines.append(f"    return {validate}(data)")
-    return gen.compile("decode", f"<singletable from_item {spec.name}>")  # type: ignore[no-any-return]
 
 
 # -- the Entity base class ---------------------------------------------------------------------
@@ -783,15 +573,6 @@ def _is_int(annotation: Any) -> bool:
         and issubclass(annotation, int)
         and not issubclass(annotation, (bool, enum.Enum))
     )
-
-
-_TTL_CONVERTER = Converter(
-    lambda v: {"N": epoch_text(v)},
-    lambda av: from_epoch_seconds(av["N"]),
-    "N",
-    encode_expr="{'N': _epoch_text(v)}",
-    max_size=21,
-)
 
 
 def _compile(cls: type[Entity]) -> EntitySpec:
@@ -965,7 +746,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
             }
         )
     )
-    overrides = {ttl_field: _TTL_CONVERTER} if ttl_field else {}
+    overrides = {ttl_field: TTL_CONVERTER} if ttl_field else {}
     codec = ModelCodec(cls, overrides=overrides)
     return EntitySpec(
         cls=cls,

@@ -11,9 +11,10 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .codec import Wire, encode_value
+from .codec import encode_value
 from .errors import InvalidRequestError
 from .record import FrozenRecord, Record
+from .wire import Wire
 
 ValueEncoder = Callable[[str, Any], Wire]
 """Encodes the value compared with a path (``top-level field name``, value) -> wire value."""

@@ -25,6 +25,7 @@ from typing import Any, Literal, Union
 
 from .errors import KeyDefinitionError, KeyTemplateError
 from .record import Record
+from .wire import LONE_SURROGATE, is_text, parse_datetime, render_datetime
 
 #: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
 SENTINEL = "\U0010ffff"
@@ -148,51 +149,6 @@ def key_type_of(annotation: Any, *, owner: str = "", field: str = "") -> FieldKe
 
 
 # -- canonical value renderers ----------------------------------------------------------------
-
-
-#: Why a string with a lone surrogate is refused (messages say what holds one).
-LONE_SURROGATE = (
-    "a lone surrogate (U+D800..U+DFFF), which is not Unicode text: it has no UTF-8 form and "
-    "DynamoDB cannot store it"
-)
-
-
-def is_text(text: str) -> bool:
-    """``text`` has a UTF-8 form (holds no lone surrogate); ASCII is answered without a scan."""
-    if text.isascii():
-        return True
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-_CANONICAL_DATETIME = "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ"
-
-
-def render_datetime(value: datetime) -> str:
-    """``YYYY-MM-DDTHH:MM:SS.ffffffZ`` in UTC (27 characters)."""
-    offset = value.utcoffset()
-    if offset is None:
-        raise ValueError("naive datetime (no timezone)")
-    if offset:
-        value = value - offset  # wall-clock fields now read as UTC
-    return _CANONICAL_DATETIME % (
-        value.year,
-        value.month,
-        value.day,
-        value.hour,
-        value.minute,
-        value.second,
-        value.microsecond,
-    )
-
-
-def parse_datetime(text: str) -> datetime:
-    if len(text) != 27 or not text.endswith("Z"):
-        raise ValueError(f"{text!r} is not a canonical UTC datetime")
-    return datetime.fromisoformat(text[:-1]).replace(tzinfo=UTC)
 
 
 def canonical_decimal(value: Decimal | int) -> str:

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from singletable import GSI, Entity, Index, Table, Version
-from singletable.codec import MAX_ITEM_BYTES, item_size, value_size
+from singletable.wire import MAX_ITEM_BYTES, item_size, value_size
 from singletable.errors import (
     ItemDecodeError,
     ItemEncodeError,

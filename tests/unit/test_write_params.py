@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from singletable import Attr
-from singletable.codec import MAX_ITEM_BYTES, item_size
+from singletable.wire import MAX_ITEM_BYTES, item_size
 from singletable.entity import spec_of
 from singletable.errors import (
     AlreadyExists,

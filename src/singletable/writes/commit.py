@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..batch import key_identity
-from ..codec import item_size
 from ..errors import InvalidRequestError, ServiceError, SingleTableError, TransactionCanceled
 from ..flows import Flow, Send, Sleep
 from ..record import FrozenRecord
+from ..wire import item_size
 from .ops import WriteContext, WriteOp, live_entity
 
 if TYPE_CHECKING:

@@ -13,11 +13,11 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from ..codec import Wire
 from ..entity import EntitySpec
 from ..errors import ConditionFailed, SingleTableError, UniqueConstraintViolation
 from ..expressions import raw_condition
 from ..keys import KeyTemplate
+from ..wire import Wire
 from .ops import WriteContext, WriteOp, compile_condition, key_text
 
 GUARD_TYPE = "__unique__"

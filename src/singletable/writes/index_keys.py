@@ -17,10 +17,10 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..codec import Wire
 from ..entity import EntitySpec, IndexSpec
 from ..errors import KeyTemplateError
 from ..keys import KeyTemplate
+from ..wire import Wire
 
 
 class _Unknown(Exception):

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..codec import Wire, encode_value
+from ..codec import encode_value
 from ..entity import EntitySpec
 from ..errors import (
     ConditionFailed,
@@ -32,6 +32,7 @@ from ..expressions import (
     all_of,
     raw_condition,
 )
+from ..wire import Wire
 
 
 class WriteOp:

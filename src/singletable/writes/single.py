@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..codec import Wire
 from ..entity import EntitySpec
 from ..errors import AlreadyExists, ConditionFailed, NotFound, SingleTableError
 from ..expressions import Attr, Condition, all_of, raw_condition
+from ..wire import Wire
 from .guards import guard_delete, guard_put
 from .ops import (
     WriteContext,

@@ -15,7 +15,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from ..codec import Wire, bare_annotation, datetime_text, encode_value, epoch_text
+from ..codec import bare_annotation, encode_value
 from ..entity import EntitySpec
 from ..errors import InvalidRequestError, KeyTemplateError, NotFound, SingleTableError
 from ..expressions import (
@@ -26,6 +26,7 @@ from ..expressions import (
     UpdateExpression,
     all_of,
 )
+from ..wire import Wire, datetime_text, epoch_text
 from .guards import guard_delete, guard_put
 from .index_keys import index_changes
 from .ops import (
