@@ -27,7 +27,8 @@ from .errors import (
     KeyTemplateError,
     ModelDefinitionError,
 )
-from .keys import KeyTemplate, key_type_of
+from .key_formats import key_type_of
+from .keys import KeyTemplate
 from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .record import FrozenRecord
 from .table import IndexKeys, Table, declared_table

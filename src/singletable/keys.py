@@ -9,33 +9,28 @@ encodes it (``key_values="escape"``), because ``order_id="A1#ITEM#x"`` could oth
 another entity's item. Text that is not Unicode (a lone surrogate such as ``"\ud800"``) is refused,
 and so is a key longer than DynamoDB takes (2,048 UTF-8 bytes for a partition key, 1,024 for a
 sort key), before anything is sent.
+
+How each kind of value renders and parses (and which formats it takes) is key_formats.py's;
+this module adds the checks every key value gets and builds templates and conditions.
 """
 
 from __future__ import annotations
 
-import enum
 import re
-import types
-import typing
-import uuid
 from collections.abc import Callable, Mapping
-from datetime import date, datetime, timezone
-from decimal import Context, Decimal, InvalidOperation
-from typing import Any, Literal, Union
+from decimal import InvalidOperation
+from typing import Any, Literal
 
 from .errors import KeyDefinitionError, KeyTemplateError
+from .key_formats import FieldKeyType, KeyKind, key_format, key_type_of
 from .record import Record
-from .wire import LONE_SURROGATE, is_text, parse_datetime, render_datetime
+from .wire import LONE_SURROGATE, is_text
 
 #: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
 SENTINEL = "\U0010ffff"
 #: DynamoDB's limits on a key attribute's value, in UTF-8 bytes (tables and indexes alike).
 PARTITION_KEY_BYTES = 2048
 SORT_KEY_BYTES = 1024
-UTC = timezone.utc
-# Enough precision for any DynamoDB number (38 significant digits): the default context's 28
-# would round, and two different numbers could render to one key.
-_EXACT = Context(prec=60, Emax=999, Emin=-999)
 
 #: Call keywords of patterns and writes; template fields may not be named like them.
 CALL_KEYWORDS = frozenset(
@@ -47,180 +42,6 @@ CALL_KEYWORDS = frozenset(
 )  # fmt: skip
 
 _PLACEHOLDER = re.compile(r"\{([^{}:]*)(?::([^{}]*))?\}")
-_PADDED = re.compile(r"^0(\d+)d$")
-_STRFTIME_DIRECTIVE = re.compile(r"%(.)")
-# Directives whose rendered width never varies, in decreasing significance.
-_STRFTIME_ORDER = "YmdHMSf"
-_DIGITS_COMPLEMENT = str.maketrans("0123456789", "9876543210")
-
-
-class KeyKind(enum.Enum):
-    STR = "str"
-    INT = "int"
-    DECIMAL = "decimal"
-    DATE = "date"
-    DATETIME = "datetime"
-    UUID = "uuid"
-
-
-class FieldKeyType(Record):
-    """What a template needs to know about a field's type."""
-
-    # Treated as immutable (not enforced); equal by value, hashable.
-    __slots__ = ("enum_type", "kind", "optional")
-    _fields = ("kind", "optional", "enum_type")
-
-    def __init__(
-        self, kind: KeyKind, optional: bool = False, enum_type: type[enum.Enum] | None = None
-    ) -> None:
-        self.kind = kind
-        self.optional = optional
-        self.enum_type = enum_type
-
-    @property
-    def label(self) -> str:
-        if self.enum_type is not None:
-            return self.enum_type.__name__
-        return self.kind.value
-
-
-def key_type_of(annotation: Any, *, owner: str = "", field: str = "") -> FieldKeyType:
-    """Classify a field annotation for use in a key template (definition-time checks)."""
-    optional = False
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return key_type_of(typing.get_args(annotation)[0], owner=owner, field=field)
-    if origin in (Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        optional = len(args) < len(typing.get_args(annotation))
-        if len(args) != 1:
-            raise KeyDefinitionError(
-                f"{owner}.{field}: a union type cannot appear in a key template; "
-                "give the field one type"
-            )
-        inner = key_type_of(args[0], owner=owner, field=field)
-        return FieldKeyType(inner.kind, True, inner.enum_type)
-    if origin is Literal:
-        values = typing.get_args(annotation)
-        if all(isinstance(v, str) for v in values):
-            return FieldKeyType(KeyKind.STR, optional)
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            return FieldKeyType(KeyKind.INT, optional)
-        raise KeyDefinitionError(
-            f"{owner}.{field}: Literal values in a key template must be all str or all int"
-        )
-    if isinstance(annotation, type):
-        if issubclass(annotation, bool):
-            raise KeyDefinitionError(
-                f"{owner}.{field}: bool fields cannot appear in key templates "
-                "(use a str Enum or Literal['yes', 'no'] instead)"
-            )
-        if issubclass(annotation, enum.Enum):
-            members = [m.value for m in annotation]
-            if all(isinstance(v, str) for v in members):
-                return FieldKeyType(KeyKind.STR, optional, annotation)
-            if all(isinstance(v, int) and not isinstance(v, bool) for v in members):
-                return FieldKeyType(KeyKind.INT, optional, annotation)
-            raise KeyDefinitionError(
-                f"{owner}.{field}: Enum {annotation.__name__} in a key template needs all-str "
-                "or all-int values"
-            )
-        if issubclass(annotation, float):
-            raise KeyDefinitionError(
-                f"{owner}.{field}: float fields cannot appear in key templates (two floats that "
-                "print alike may differ); use Decimal with {field:sortable} or int"
-            )
-        if issubclass(annotation, str):
-            return FieldKeyType(KeyKind.STR, optional)
-        if issubclass(annotation, datetime):
-            return FieldKeyType(KeyKind.DATETIME, optional)
-        if issubclass(annotation, date):
-            return FieldKeyType(KeyKind.DATE, optional)
-        if issubclass(annotation, int):
-            return FieldKeyType(KeyKind.INT, optional)
-        if issubclass(annotation, Decimal):
-            return FieldKeyType(KeyKind.DECIMAL, optional)
-        if issubclass(annotation, uuid.UUID):
-            return FieldKeyType(KeyKind.UUID, optional)
-    raise KeyDefinitionError(
-        f"{owner}.{field}: type {annotation!r} cannot appear in a key template; key fields "
-        "must be str, int, Decimal, date, datetime, UUID, Enum or Literal"
-    )
-
-
-# -- canonical value renderers ----------------------------------------------------------------
-
-
-def canonical_decimal(value: Decimal | int) -> str:
-    """Plain, normalised decimal text: equal numbers render alike (``1.50`` and ``1.5``)."""
-    if isinstance(value, int):
-        return str(value)
-    if not value.is_finite():
-        raise ValueError("not a finite number")
-    if value == 0:
-        return "0"
-    return format(value.normalize(_EXACT), "f")
-
-
-def render_sortable(value: Decimal | int) -> str:
-    """Order-preserving text for any DynamoDB number, negatives and fractions included.
-
-    ``1`` = zero; ``2`` + exponent (3 digits) + digits + ``.`` = positive; ``0`` + complemented
-    exponent + complemented digits + ``~`` = negative. The terminators make the code prefix-free,
-    so comparisons are decided inside the code whatever text follows it.
-    """
-    dec = Decimal(value) if isinstance(value, int) else value
-    if not dec.is_finite():
-        raise ValueError("not a finite number")
-    if dec == 0:
-        return "1"
-    sign, digits_t, _ = dec.as_tuple()
-    digits = "".join(map(str, digits_t)).rstrip("0") or "0"
-    adjusted = dec.adjusted()
-    if not -130 <= adjusted <= 125:
-        raise ValueError("magnitude outside DynamoDB's number range (1E-130 to 9.99E+125)")
-    if sign == 0:
-        return f"2{adjusted + 500:03d}{digits}."
-    return f"0{499 - adjusted:03d}{digits.translate(_DIGITS_COMPLEMENT)}~"
-
-
-def parse_sortable(text: str) -> Decimal:
-    if text == "1":
-        return Decimal(0)
-    if len(text) < 6 or text[0] not in "02" or text[-1] not in ".~":
-        raise ValueError(f"{text!r} is not a sortable number")
-    if text[0] == "2":
-        if text[-1] != ".":
-            raise ValueError(f"{text!r} is not a sortable number")
-        adjusted = int(text[1:4]) - 500
-        digits = text[4:-1]
-        sign = ""
-    else:
-        if text[-1] != "~":
-            raise ValueError(f"{text!r} is not a sortable number")
-        adjusted = 499 - int(text[1:4])
-        digits = text[4:-1].translate(_DIGITS_COMPLEMENT)
-        sign = "-"
-    if not digits.isdigit():
-        raise ValueError(f"{text!r} is not a sortable number")
-    number = Decimal(f"{sign}{digits[0]}.{digits[1:] or '0'}E{adjusted}").normalize(_EXACT)
-    return Decimal(format(number, "f"))
-
-
-def _strftime(value: date, fmt: str) -> str:
-    """``strftime`` with ``%Y`` always four digits (glibc prints year 999 as ``999``)."""
-    parts = fmt.split("%%")
-    year = f"{value.year:04d}"
-    return "%".join(str(value.strftime(p.replace("%Y", year))) for p in parts)
-
-
-def _strftime_is_sortable(fmt: str) -> bool:
-    directives = _STRFTIME_DIRECTIVE.findall(fmt.replace("%%", ""))
-    if not directives or any(d not in _STRFTIME_ORDER for d in directives):
-        return False
-    positions = [_STRFTIME_ORDER.index(d) for d in directives]
-    # From the year down without a gap: "%Y-%d" would sort 2026-05 (the 5th) before 2026-01-06.
-    return positions == list(range(len(positions)))
 
 
 def predecessor(text: str) -> str:
@@ -407,124 +228,13 @@ class KeyTemplate:
         ktype = types[name]
         if not isinstance(ktype, FieldKeyType):
             ktype = key_type_of(ktype, owner=self.owner or "template", field=name)
-        render, parse, fixed, fast = self._codec_for(name, fmt, ktype, where)
+        form = key_format(ktype, fmt, sort_key=self.sort_key, field=name, where=where)
+        render = self._guarded(name, ktype.kind, form.render, self._failer(name))
+        parse = self._unescaping(form.parse)
         is_text = ktype.kind is KeyKind.STR
-        extent = _extent(ktype.kind, fmt, fast) if fixed else None
-        return Placeholder(name, fmt, head, fixed, render, parse, fast, is_text, extent)
-
-    def _codec_for(
-        self, name: str, fmt: str | None, ktype: FieldKeyType, where: str
-    ) -> tuple[Callable[[Any], str], Callable[[str], Any], bool, Callable[[Any], str]]:
-        kind = ktype.kind
-        fail = self._failer(name)
-        sort_hint = (
-            f"{where}: {{{name}}} is a number in a sort key and would sort as text "
-            f"('9' > '1000'); write {{{name}:sortable}} or a zero-padded {{{name}:08d}}"
+        return Placeholder(
+            name, fmt, head, form.fixed_width, render, parse, form.render, is_text, form.extent()
         )
-        value_render: Callable[[Any], str]
-        value_parse: Callable[[str], Any]
-        fixed = False
-        if kind in (KeyKind.INT, KeyKind.DECIMAL):
-            as_number: Callable[[str], Any] = int if kind is KeyKind.INT else Decimal
-            if fmt is None:
-                if self.sort_key:
-                    raise KeyDefinitionError(sort_hint)
-                value_render, value_parse = canonical_decimal, as_number
-            elif fmt == "sortable":
-                value_render = render_sortable
-                if kind is KeyKind.INT:
-
-                    def value_parse(text: str) -> Any:
-                        return int(parse_sortable(text))
-                else:
-                    value_parse = parse_sortable
-                fixed = True
-            elif (m := _PADDED.match(fmt)) is not None and kind is KeyKind.INT:
-                width = int(m.group(1))
-
-                def value_render(value: Any, _w: int = width, _f: str = fmt) -> str:
-                    if value < 0:
-                        raise ValueError(f"negative value cannot be zero-padded ({_f})")
-                    text = format(value, _f)
-                    if len(text) > _w:
-                        raise ValueError(f"wider than the {_w} digits of {{:{_f}}}")
-                    return text
-
-                value_parse = int
-                fixed = True
-            else:
-                raise KeyDefinitionError(
-                    f"{where}: format {fmt!r} on {{{name}}}: numbers take 'sortable'"
-                    + (" or a zero-padded width such as '08d'" if kind is KeyKind.INT else "")
-                )
-        elif kind is KeyKind.DATETIME:
-            if fmt is None:
-                value_render, value_parse, fixed = render_datetime, parse_datetime, True
-            elif "%" in fmt:
-                if self.sort_key and not _strftime_is_sortable(fmt):
-                    raise KeyDefinitionError(
-                        f"{where}: format {fmt!r} on {{{name}}} does not sort like the dates "
-                        "it renders; use directives from %Y down to %f in that order"
-                    )
-
-                def value_render(value: Any, _fmt: str = fmt) -> str:
-                    if value.tzinfo is None or value.utcoffset() is None:
-                        raise ValueError("naive datetime (no timezone)")
-                    return _strftime(value.astimezone(UTC), _fmt)
-
-                def value_parse(text: str, _fmt: str = fmt) -> Any:
-                    return datetime.strptime(text, _fmt).replace(tzinfo=UTC)
-
-                fixed = _strftime_is_sortable(fmt)
-            else:
-                raise KeyDefinitionError(
-                    f"{where}: format {fmt!r} on {{{name}}}: datetimes take strftime formats "
-                    "such as '%Y-%m-%d'"
-                )
-        elif kind is KeyKind.DATE:
-            if fmt is None:
-                value_render, value_parse, fixed = date.isoformat, date.fromisoformat, True
-            elif "%" in fmt:
-                if self.sort_key and not _strftime_is_sortable(fmt):
-                    raise KeyDefinitionError(
-                        f"{where}: format {fmt!r} on {{{name}}} does not sort like the dates "
-                        "it renders; use directives from %Y down in that order"
-                    )
-
-                def value_render(value: Any, _fmt: str = fmt) -> str:
-                    return _strftime(value, _fmt)
-
-                def value_parse(text: str, _fmt: str = fmt) -> Any:
-                    return datetime.strptime(text, _fmt).date()
-
-                fixed = _strftime_is_sortable(fmt)
-            else:
-                raise KeyDefinitionError(f"{where}: format {fmt!r} on {{{name}}} is not valid")
-        elif kind is KeyKind.UUID:
-            if fmt is not None:
-                raise KeyDefinitionError(f"{where}: {{{name}}} (UUID) takes no format")
-            value_render, value_parse, fixed = str, uuid.UUID, True
-        else:
-            if fmt is not None:
-                raise KeyDefinitionError(
-                    f"{where}: {{{name}}} is text and takes no format (keys are stored as "
-                    "given, never re-cased)"
-                )
-            value_render, value_parse = str, str
-        enum_type = ktype.enum_type
-        base_render = value_render
-        if enum_type is not None:
-
-            def value_render(value: Any, _base: Callable[[Any], str] = base_render) -> str:
-                return _base(value._value_ if isinstance(value, enum.Enum) else value)
-
-            base_parse = value_parse
-
-            def value_parse(text: str, _base: Callable[[str], Any] = base_parse) -> Any:
-                return enum_type(_base(text))
-
-        guarded = self._guarded(name, kind, value_render, fail)
-        return guarded, self._unescaping(value_parse), fixed, value_render
 
     def _failer(self, name: str) -> Callable[[Any, str], KeyTemplateError]:
         owner = self.owner
@@ -830,30 +540,6 @@ class KeyTemplate:
         if self.escape:
             text = text.replace("%", "%25").replace(self.delimiter, _pct(self.delimiter))
         return text
-
-
-_LARGEST = Decimal("9" * 38 + "E+88")  # 9.99...E125, DynamoDB's largest number
-
-
-def _extent(kind: KeyKind, fmt: str | None, render: Callable[[Any], str]) -> tuple[str, str] | None:
-    """The first and last rendering of a fixed-width kind (by rendering its extreme values)."""
-    if kind is KeyKind.DATETIME:
-        low: Any = datetime.min.replace(tzinfo=UTC)
-        high: Any = datetime.max.replace(tzinfo=UTC)
-    elif kind is KeyKind.DATE:
-        low, high = date.min, date.max
-    elif kind is KeyKind.UUID:
-        low, high = uuid.UUID(int=0), uuid.UUID(int=2**128 - 1)
-    elif fmt == "sortable":
-        low, high = _LARGEST.copy_negate(), _LARGEST
-    elif fmt is not None and (m := _PADDED.match(fmt)) is not None:
-        low, high = 0, 10 ** int(m.group(1)) - 1
-    else:
-        return None
-    try:
-        return render(low), render(high)
-    except (ValueError, OverflowError, ArithmeticError):
-        return None
 
 
 def _inclusive_low(bound: Bound) -> str:

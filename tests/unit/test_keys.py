@@ -15,15 +15,8 @@ from singletable.errors import (
     ModelDefinitionError,
     SingleTableError,
 )
-from singletable.keys import (
-    CALL_KEYWORDS,
-    SENTINEL,
-    KeyTemplate,
-    SortCondition,
-    canonical_decimal,
-    parse_sortable,
-    render_sortable,
-)
+from singletable.key_formats import canonical_decimal, parse_sortable, render_sortable
+from singletable.keys import CALL_KEYWORDS, SENTINEL, KeyTemplate, SortCondition
 
 UTC = timezone.utc
 PLUS2 = timezone(timedelta(hours=2))
@@ -680,6 +673,21 @@ def test_fixed_width_segments_are_rangeable():
     )
     for name in ["t", "d", "u", "s", "p", "c", "last"]:
         assert template.is_rangeable(name), name
+
+
+@pytest.mark.parametrize("number", [int, Decimal])
+def test_range_lookup_without_a_literal_prefix_stays_within_the_segments_extent(number):
+    """A one-sided range on a leading fixed-width segment is closed by the extreme renderings
+    (here the sortable text of DynamoDB's most negative and largest numbers), so it never
+    reaches keys the segment cannot render."""
+    template = tpl("{n:sortable}#{id}", sort_key=True, n=number, id=str)
+    largest = "9" * 38 + "E+88"
+    lowest, highest = render_sortable(Decimal(f"-{largest}")), render_sortable(Decimal(largest))
+    assert template.placeholders[0].extent == (lowest, highest)
+    above = template.sort_condition({}, ("n", "gte", 5))
+    assert above == SortCondition("between", (render_sortable(5), f"{highest}#{SENTINEL}"))
+    below = template.sort_condition({}, ("n", "lte", 5))
+    assert below is not None and below.values[0] == lowest
 
 
 def test_between_low_above_high_refused():

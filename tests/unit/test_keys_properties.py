@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from singletable.errors import KeyTemplateError, ModelDefinitionError
-from singletable.keys import SENTINEL, KeyTemplate, SortCondition, parse_sortable, render_sortable
+from singletable.key_formats import parse_sortable, render_sortable
+from singletable.keys import SENTINEL, KeyTemplate, SortCondition
 
 UTC = timezone.utc
 FAST = settings(

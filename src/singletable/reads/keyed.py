@@ -16,7 +16,8 @@ from ..context import PlanContext
 from ..entity import EntitySpec
 from ..errors import InvalidCursor, InvalidRequestError, KeyTemplateError, ModelDefinitionError
 from ..expressions import CompileContext, Condition, ExpressionBuilder
-from ..keys import CALL_KEYWORDS, KeyKind, KeyTemplate, SortCondition, key_type_of
+from ..key_formats import KeyKind, key_type_of
+from ..keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from ..paging import binding_of
 from ..table import IndexKeys, Table
 from .base import Decoder, Pattern, pattern_argument_error

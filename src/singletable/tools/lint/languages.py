@@ -249,7 +249,7 @@ def _literal_builder(text: str) -> Callable[[Lang], object]:
 
 def _value_lang(lang: Lang, ph: Placeholder, spec: EntitySpec, delimiter: str) -> None:
     """Append the strings a placeholder's field can render."""
-    from ...keys import KeyKind, key_type_of
+    from ...key_formats import KeyKind, key_type_of
 
     domain = field_domain(spec, ph.field)
     if domain is not None:

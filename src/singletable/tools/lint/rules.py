@@ -194,7 +194,7 @@ def _rule_key_collision(model: _Model) -> Iterable[Finding]:
 
 
 def _sort_problem(spec: EntitySpec, ph: Placeholder) -> str | None:
-    from ...keys import KeyKind, _strftime_is_sortable, key_type_of
+    from ...key_formats import KeyKind, key_type_of, strftime_is_sortable
 
     try:
         ktype = key_type_of(field_annotation(spec, ph.field))
@@ -208,7 +208,7 @@ def _sort_problem(spec: EntitySpec, ph: Placeholder) -> str | None:
         ktype.kind in (KeyKind.DATETIME, KeyKind.DATE)
         and ph.fmt
         and "%" in ph.fmt
-        and not _strftime_is_sortable(ph.fmt)
+        and not strftime_is_sortable(ph.fmt)
     ):
         return (
             f"uses format {ph.fmt!r}, which does not sort like the dates it renders "
