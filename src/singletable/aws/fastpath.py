@@ -46,11 +46,21 @@ The parse step itself is :class:`ResponseParser`: a function of the operation mo
 status and the body bytes, with no event system in it, so another source of responses (an
 async client) can drive it; the botocore event handlers here are a thin adapter around it.
 
-Versions: the handler relies on botocore's ``before-parse`` contract above, which is not a
+aiobotocore: an aiobotocore client (the async twin's, :class:`singletable.aio.AsyncRepository`)
+runs the same contract in ``AioEndpoint._do_get_response``: ``response_dict["body"]`` is the
+whole body as ``bytes`` (``await http_response.content``) for a non-streaming output, the
+same ``before-parse`` event is emitted with the same arguments, a plain (non-coroutine)
+handler is called as it is, its parser is botocore's ``JSONParser`` behind an ``async``
+``parse``, ``parsed.update(customized_response_dict)`` follows, and ``after-call`` is emitted
+with ``parsed``; its CRC32 check reads the raw HTTP response too. So :func:`install` registers
+the same handlers on it (``client.meta.events`` is aiobotocore's emitter).
+
+Versions: the handler relies on the ``before-parse`` contract above, which is not a
 documented API. :func:`install` therefore does nothing on a botocore outside
-:data:`VERIFIED_BOTOCORE`, the range the project's CI has verified (widened when CI passes on
-a newer botocore): responses are then parsed by botocore's own parser, and the ``singletable``
-logger says so once per process.
+:data:`VERIFIED_BOTOCORE`, nor, for an aiobotocore client, on an aiobotocore outside
+:data:`VERIFIED_AIOBOTOCORE`: the ranges the project's CI has verified (widened when CI passes
+on a newer release). Responses are then parsed by botocore's (aiobotocore's) own parser, and
+the ``singletable`` logger says so once per process (once for each of the two libraries).
 
 Set the environment variable ``SINGLETABLE_FAST_PATH=0`` to make :func:`install` a no-op
 (it is read on every call).
@@ -61,6 +71,7 @@ from __future__ import annotations
 import binascii
 import json
 import logging
+import sys
 import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -77,8 +88,11 @@ if TYPE_CHECKING:
 __all__ = [
     "ENV_VAR",
     "FAST_PATH_OPERATIONS",
+    "VERIFIED_AIOBOTOCORE",
     "VERIFIED_BOTOCORE",
     "ResponseParser",
+    "aiobotocore_verified",
+    "aiobotocore_version",
     "botocore_verified",
     "enabled",
     "install",
@@ -93,6 +107,14 @@ VERIFIED_BOTOCORE: tuple[str, str] = ("1.34.0", "1.45.0")
 """The botocore versions the project's CI has verified the fast path on: from the first
 (inclusive) to the second (exclusive). The lower end is the lowest botocore that
 ``boto3>=1.34`` allows; widen the upper end when CI passes on a newer botocore."""
+
+VERIFIED_AIOBOTOCORE: tuple[str, str] = ("3.2.1", "3.11.0")
+"""The aiobotocore versions the project's CI has verified the fast path on, for aiobotocore
+clients (the async twin's): from the first (inclusive) to the second (exclusive). The lower
+end is the declared minimum of the ``async`` extra (``aiobotocore>=3.2.1``, which CI's
+minimum-versions run installs); CI's newest-versions run verified 3.10.0. Widen the upper end
+when CI passes on a newer aiobotocore. The botocore under it must be inside
+:data:`VERIFIED_BOTOCORE` too."""
 
 FAST_PATH_OPERATIONS: frozenset[str] = frozenset(
     {
@@ -123,6 +145,7 @@ _AV_STRING_LIST = frozenset({"SS", "NS"})  # lists of unchanged strings
 _installed: weakref.WeakKeyDictionary[Any, None] = weakref.WeakKeyDictionary()
 _logger = logging.getLogger("singletable")
 _warned_unverified = False  # the "outside VERIFIED_BOTOCORE" warning: once per process
+_warned_unverified_aio = False  # the "outside VERIFIED_AIOBOTOCORE" warning: once per process
 
 
 class _Decline(Exception):
@@ -482,6 +505,48 @@ def _warn_unverified() -> None:
     )
 
 
+def aiobotocore_version(client: Any) -> str | None:
+    """The installed aiobotocore's version if ``client`` is an aiobotocore client, else None
+    (a client of botocore, boto3 or anything else). Imports nothing: an aiobotocore client
+    exists only once aiobotocore is imported."""
+    module = sys.modules.get("aiobotocore.client")
+    base = getattr(module, "AioBaseClient", None)
+    if base is None or not isinstance(client, base):
+        return None
+    return str(getattr(sys.modules.get("aiobotocore"), "__version__", "0"))
+
+
+def aiobotocore_verified(version: str | None = None) -> bool:
+    """Whether aiobotocore ``version`` (default: the installed one; False if none is) is
+    inside :data:`VERIFIED_AIOBOTOCORE`."""
+    if version is None:
+        from importlib.metadata import PackageNotFoundError
+        from importlib.metadata import version as installed
+
+        try:
+            version = installed("aiobotocore")
+        except PackageNotFoundError:
+            return False
+    low, high = VERIFIED_AIOBOTOCORE
+    return _release(low) <= _release(version) < _release(high)
+
+
+def _warn_unverified_aio(version: str) -> None:
+    global _warned_unverified_aio
+    if _warned_unverified_aio:
+        return
+    _warned_unverified_aio = True
+    low, high = VERIFIED_AIOBOTOCORE
+    _logger.warning(
+        "aiobotocore %s is outside the versions singletable's response fast path is verified "
+        "on (%s up to, not including, %s): DynamoDB responses of aiobotocore clients are "
+        "parsed by aiobotocore's own parser",
+        version,
+        low,
+        high,
+    )
+
+
 def _hooks() -> list[tuple[str, str]]:
     """(event name, unique id) of every hook, ``before-parse`` and ``after-call`` per operation."""
     names = []
@@ -491,17 +556,23 @@ def _hooks() -> list[tuple[str, str]]:
 
 
 def install(client: DynamoDBClient) -> None:
-    """Register the fast path on ``client`` (idempotent).
+    """Register the fast path on ``client``, a botocore/boto3 or an aiobotocore DynamoDB
+    client (idempotent).
 
     Only this client's event hooks (``client.meta.events``) change; other clients and
     botocore's globals are untouched. Does nothing when ``SINGLETABLE_FAST_PATH=0``, nor on a
-    botocore outside :data:`VERIFIED_BOTOCORE` (then the ``singletable`` logger warns, once
-    per process).
+    botocore outside :data:`VERIFIED_BOTOCORE`, nor for an aiobotocore client on an
+    aiobotocore outside :data:`VERIFIED_AIOBOTOCORE` (then the ``singletable`` logger warns,
+    once per process).
     """
     if not enabled() or client in _installed:
         return
     if not botocore_verified():
         _warn_unverified()
+        return
+    aio_version = aiobotocore_version(client)
+    if aio_version is not None and not aiobotocore_verified(aio_version):
+        _warn_unverified_aio(aio_version)
         return
     events = client.meta.events
     before_parse = _make_handler()
