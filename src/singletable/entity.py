@@ -7,29 +7,19 @@ validated entity.
 
 from __future__ import annotations
 
-import enum
 import functools
-import types
 import typing
 from collections.abc import Callable, Mapping
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Union
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
-from .codec import TTL_CONVERTER, ModelCodec, bare_annotation, encode_value, wrap_encode_error
+from . import entity_checks as checks
+from .codec import TTL_CONVERTER, ModelCodec, encode_value, wrap_encode_error
 from .codegen import generate_decode, generate_to_item
-from .errors import (
-    ItemDecodeError,
-    ItemEncodeError,
-    KeyDefinitionError,
-    KeyTemplateError,
-    ModelDefinitionError,
-)
-from .key_formats import key_type_of
+from .errors import ItemDecodeError, ItemEncodeError, KeyTemplateError, ModelDefinitionError
 from .keys import KeyTemplate
-from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
 from .record import FrozenRecord
 from .table import IndexKeys, Table, declared_table
 from .wire import (
@@ -530,281 +520,68 @@ def spec_of(cls: type[Any]) -> EntitySpec:
     return spec  # type: ignore[no-any-return]
 
 
-# -- compilation -------------------------------------------------------------------------------
-
-
-def _markers_in(annotation: Any, metadata: list[Any], where: str) -> list[Marker]:
-    found = [m for m in metadata if isinstance(m, Marker)]
-
-    def walk(tp: Any, depth: int, in_union: bool) -> None:
-        origin = typing.get_origin(tp)
-        args = typing.get_args(tp)
-        if origin is typing.Annotated:
-            markers = [m for m in args[1:] if isinstance(m, Marker)]
-            if markers and depth > 0 and not in_union:
-                raise ModelDefinitionError(
-                    f"{where}: {markers[0].label} is nested inside {tp!r}; put the marker on "
-                    "the field itself (Annotated[..., marker]), not inside a container"
-                )
-            found.extend(markers)
-            walk(args[0], depth + 1, in_union)
-        elif origin in (Union, types.UnionType):
-            for arg in args:
-                walk(arg, depth, True)
-        elif args:
-            for arg in args:
-                if arg is not Ellipsis:
-                    walk(arg, depth + 1, False)
-
-    walk(annotation, 0, False)
-    return found
-
-
-def _is_datetime(annotation: Any) -> bool:
-    bare = bare_annotation(annotation)
-    return isinstance(bare, type) and issubclass(bare, datetime)
-
-
-def _is_int(annotation: Any) -> bool:
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _is_int(typing.get_args(annotation)[0])
-    return (
-        isinstance(annotation, type)
-        and issubclass(annotation, int)
-        and not issubclass(annotation, (bool, enum.Enum))
-    )
+# -- compilation (the checks are entity_checks.py's) -------------------------------------------
 
 
 def _compile(cls: type[Entity]) -> EntitySpec:
     table = cls.__singletable_table__
     assert table is not None
-    name = cls.__qualname__
-    explicit_type = cls.__singletable_type__ is not None
+    owner = cls.__qualname__
     type_name = cls.__singletable_type__ or cls.__name__
-    if not isinstance(type_name, str) or not type_name:
-        raise ModelDefinitionError(f"{name}: type= must be a non-empty string")
-    if type_name.startswith("__"):
-        raise ModelDefinitionError(f"{name}: type names starting with '__' are reserved")
-
-    reserved = set(table.key_attributes) | {table.type_attribute}
-    fields = cls.model_fields
-    attr_names: dict[str, str] = {}
-    markers: dict[type[Marker], list[str]] = {}
-    ttl_field: str | None = None
-    for fname, info in fields.items():
-        attr = info.serialization_alias or info.alias or fname
-        attr_names[fname] = attr
-        if attr in reserved:
-            raise ModelDefinitionError(
-                f"{name}.{fname}: its attribute name {attr!r} is a key attribute or the type "
-                f"tag of table {table.name!r}; rename the field (or give it an alias)"
-            )
-        if "__" in fname and not fname.startswith("_"):
-            raise ModelDefinitionError(
-                f"{name}.{fname}: '__' is reserved for range lookups (created_at__gte); "
-                "rename the field"
-            )
-        for marker in _markers_in(info.annotation, list(info.metadata), f"{name}.{fname}"):
-            markers.setdefault(type(marker), []).append(fname)
-        if table.ttl_attribute is not None and attr == table.ttl_attribute:
-            if not _is_datetime(info.annotation):
-                raise ModelDefinitionError(
-                    f"{name}.{fname} is the TTL field (named like the table's ttl_attribute "
-                    f"{table.ttl_attribute!r}) and must be a datetime (or datetime | None)"
-                )
-            ttl_field = fname
-
-    for marker_type in (Version, CreatedAt, UpdatedAt):
-        holders = markers.get(marker_type, [])
-        if len(holders) > 1:
-            raise ModelDefinitionError(
-                f"{name}: {marker_type.__name__}() is on {', '.join(holders)}; one field only"
-            )
-    version_field = next(iter(markers.get(Version, [])), None)
-    created_field = next(iter(markers.get(CreatedAt, [])), None)
-    updated_field = next(iter(markers.get(UpdatedAt, [])), None)
-    if version_field and not _is_int(fields[version_field].annotation):
-        raise ModelDefinitionError(f"{name}.{version_field}: Version() needs an int field")
-    for stamp in (created_field, updated_field):
-        if stamp and not _is_datetime(fields[stamp].annotation):
-            raise ModelDefinitionError(
-                f"{name}.{stamp}: CreatedAt()/UpdatedAt() need a datetime (or datetime | None) "
-                "field"
-            )
-    unique_fields = tuple(markers.get(Unique, []))
-    for ufield in unique_fields:
-        key_type_of(fields[ufield].annotation, owner=name, field=ufield)
-
-    # Field types for templates: model fields and computed fields.
-    types_for_keys: dict[str, Any] = {n: info.annotation for n, info in fields.items()}
-    for cname, cinfo in cls.model_computed_fields.items():
-        types_for_keys[cname] = cinfo.return_type
-
-    keys_cls = getattr(cls, "Keys", None)
-    if keys_cls is None or not isinstance(keys_cls, type):
-        raise ModelDefinitionError(
-            f"{name} needs a nested 'class Keys' with pk (and sk) templates, e.g. "
-            f'class Keys: pk = "{type_name.upper()}#{{id}}"'
-        )
-    entries = {k: v for k, v in vars(keys_cls).items() if not k.startswith("_")}
-    escape = table.key_values == "escape"
-
-    def template(text: Any, *, sort_key: bool, role: str, attribute: str | None) -> KeyTemplate:
-        if not isinstance(text, str):
-            raise KeyDefinitionError(f"{name}.Keys.{role} must be a template string, not {text!r}")
-        return KeyTemplate(
-            text,
-            types_for_keys,
-            sort_key=sort_key,
-            delimiter=table.delimiter,
-            escape=escape,
-            owner=name,
-            role=role,
-            attribute=attribute,
-        )
-
-    base_keys = table.index_keys(None)
-    if "pk" not in entries:
-        raise ModelDefinitionError(f"{name}.Keys needs pk = '...' (the partition key template)")
-    pk_tpl = template(entries.pop("pk"), sort_key=False, role="pk", attribute=base_keys.pk)
-    sk_text = entries.pop("sk", None)
-    if base_keys.sk and sk_text is None:
-        raise ModelDefinitionError(
-            f"{name}.Keys needs sk = '...': table {table.name!r} has a sort key "
-            f"({base_keys.sk!r}); use a constant such as sk = 'PROFILE' for a single item"
-        )
-    if not base_keys.sk and sk_text is not None:
-        raise ModelDefinitionError(
-            f"{name}.Keys has sk, but table {table.name!r} has no sort key; remove it"
-        )
-    sk_tpl = (
-        template(sk_text, sort_key=True, role="sk", attribute=base_keys.sk)
-        if sk_text is not None
-        else None
-    )
-    for tpl in (pk_tpl, sk_tpl):
-        for fname in tpl.fields if tpl else ():
-            if fname not in fields:
-                continue
-            if key_type_of(fields[fname].annotation, owner=name, field=fname).optional:
-                raise KeyDefinitionError(
-                    f"{name}.{fname} is in the primary key and cannot be optional"
-                )
-    base = IndexSpec(None, base_keys, pk_tpl, sk_tpl)
-
-    indexes: dict[str, IndexSpec] = {}
-    for index_name, entry in entries.items():
-        if callable(entry) and not isinstance(entry, Index):
-            continue  # helper methods on Keys are not index entries
-        keys = table.index_keys(index_name) if index_name in table.index_names else None
-        if keys is None:
-            known = ", ".join(table.index_names) or "none"
-            raise ModelDefinitionError(
-                f"{name}.Keys.{index_name}: table {table.name!r} has no index {index_name!r} "
-                f"(its indexes: {known}); add GSI({index_name!r}, ...) to the table or fix "
-                "the name"
-            )
-        indexes[index_name] = _index_spec(
-            cls, name, index_name, keys, entry, template, types_for_keys
-        )
-    base_texts = {base_keys.pk: pk_tpl.text}
-    if base_keys.sk and sk_tpl is not None:
-        base_texts[base_keys.sk] = sk_tpl.text
-    for index in table.indexes:
-        keys = table.index_keys(index.name)
-        if index.name in indexes or keys.local:
-            continue
-        if keys.pk in base_texts and (keys.sk is None or keys.sk in base_texts):
-            # An index over the table's own key attributes (an inverted index) holds every
-            # item with the same templates: derive it instead of asking to restate them.
-            try:
-                derived_pk = template(
-                    base_texts[keys.pk], sort_key=False, role=f"{index.name} pk", attribute=keys.pk
-                )
-                derived_sk = (
-                    template(
-                        base_texts[keys.sk],
-                        sort_key=True,
-                        role=f"{index.name} sk",
-                        attribute=keys.sk,
-                    )
-                    if keys.sk
-                    else None
-                )
-            except KeyDefinitionError:
-                continue  # e.g. a bare number cannot sort: the entity is not on this index
-            indexes[index.name] = IndexSpec(index.name, keys, derived_pk, derived_sk)
-    _check_shared_attributes(name, base, indexes)
-
-    computed_in_keys = tuple(
-        sorted(
-            {
-                f
-                for spec in [base, *indexes.values()]
-                for f in spec.template_fields
-                if f in cls.model_computed_fields
-            }
-        )
-    )
-    overrides = {ttl_field: TTL_CONVERTER} if ttl_field else {}
-    codec = ModelCodec(cls, overrides=overrides)
+    checks.check_type_name(owner, type_name)
+    facts = checks.read_fields(owner, table, cls.model_fields)
+    marked = checks.marked_fields(owner, cls.model_fields, facts.markers)
+    base, indexes = _key_specs(cls, owner, table, type_name)
+    ttl_field = facts.ttl_field
     return EntitySpec(
         cls=cls,
         table=table,
         type_name=type_name,
-        explicit_type=explicit_type,
+        explicit_type=cls.__singletable_type__ is not None,
         base=base,
         indexes=indexes,
-        codec=codec,
-        version_field=version_field,
-        created_field=created_field,
-        updated_field=updated_field,
-        unique_fields=unique_fields,
+        codec=ModelCodec(cls, overrides={ttl_field: TTL_CONVERTER} if ttl_field else {}),
+        version_field=marked.version,
+        created_field=marked.created,
+        updated_field=marked.updated,
+        unique_fields=marked.unique,
         ttl_field=ttl_field,
-        computed_in_keys=computed_in_keys,
-        attr_names=attr_names,
+        computed_in_keys=checks.computed_in_keys(cls, [base, *indexes.values()]),
+        attr_names=facts.attr_names,
     )
 
 
-def _check_shared_attributes(name: str, base: IndexSpec, indexes: Mapping[str, IndexSpec]) -> None:
-    """Every key attribute is written from one template: an index that reuses an attribute of
-    the table (an inverted index) or of another index must use the same template for it, or
-    items would be stored under the wrong key."""
-    writers: dict[str, tuple[str, KeyTemplate]] = {}
-    for spec in [base, *indexes.values()]:
-        label = spec.name or "table"
-        for role, attr, tpl in (("pk", spec.keys.pk, spec.pk), ("sk", spec.keys.sk, spec.sk)):
-            if tpl is None or attr is None:
-                continue
-            previous = writers.get(attr)
-            if previous is None:
-                writers[attr] = (f"{label} {role}", tpl)
-            elif previous[1].text != tpl.text:
-                raise ModelDefinitionError(
-                    f"{name}: attribute {attr!r} is both the {previous[0]} ({previous[1].text!r}) "
-                    f"and the {label} {role} ({tpl.text!r}); one attribute holds one value, so "
-                    f"use the same template (an index over the table's own key attributes can be "
-                    f"left out of Keys and is derived)"
-                )
-            elif spec.sparse and attr in (base.keys.pk, base.keys.sk):
-                raise ModelDefinitionError(
-                    f"{name}.Keys.{label}: an index over the table's key attributes cannot be "
-                    "sparse (every item has them); drop when="
-                )
+def _key_specs(
+    cls: type[Entity], owner: str, table: Table, type_name: str
+) -> tuple[IndexSpec, dict[str, IndexSpec]]:
+    """The table key's and every index's templates, from ``class Keys`` (and derived for the
+    inverted indexes it leaves out)."""
+    entries = checks.keys_entries(cls, owner, type_name)
+    make = checks.TemplateMaker(cls, owner, table)
+    pk_tpl, sk_tpl = checks.primary_templates(owner, table, entries, cls.model_fields, make)
+    base = IndexSpec(None, table.index_keys(None), pk_tpl, sk_tpl)
+    indexes: dict[str, IndexSpec] = {}
+    for index_name, entry in entries.items():
+        if callable(entry) and not isinstance(entry, Index):
+            continue  # helper methods on Keys are not index entries
+        keys = checks.declared_index_keys(owner, table, index_name)
+        indexes[index_name] = _index_spec(cls, owner, index_name, keys, entry, make)
+    for index_name, keys, pk, sk in checks.derived_indexes(table, (pk_tpl, sk_tpl), indexes, make):
+        indexes[index_name] = IndexSpec(index_name, keys, pk, sk)
+    checks.check_shared_attributes(owner, base, indexes)
+    return base, indexes
 
 
 def _index_spec(
     cls: type[Entity],
-    name: str,
+    owner: str,
     index_name: str,
     keys: IndexKeys,
     entry: Any,
-    template: Callable[..., KeyTemplate],
-    types_for_keys: Mapping[str, Any],
+    make: checks.TemplateMaker,
 ) -> IndexSpec:
-    where = f"{name}.Keys.{index_name}"
-    is_lsi = keys.local
+    """One index entry of ``class Keys``: ``(pk, sk)``, a lone template or ``Index(...)``."""
+    where = f"{owner}.Keys.{index_name}"
     when: WhenSpec | None = None
     if isinstance(entry, Index):
         pk_text, sk_text, when = entry.pk, entry.sk, entry.when
@@ -816,67 +593,17 @@ def _index_spec(
         else:
             raise ModelDefinitionError(f"{where} must be (pk, sk), not a {len(entry)}-tuple")
     elif isinstance(entry, str):
-        pk_text, sk_text = (None, entry) if is_lsi else (entry, None)
+        pk_text, sk_text = (None, entry) if keys.local else (entry, None)
     else:
         raise ModelDefinitionError(
             f"{where} must be a (pk, sk) tuple or Index(pk, sk, when=...), not {entry!r}"
         )
-    if is_lsi:
-        if pk_text is not None and sk_text is None:
-            pk_text, sk_text = None, pk_text
-        if pk_text is not None:
-            raise ModelDefinitionError(
-                f"{where}: {index_name} is a local index; it shares the table's partition key, "
-                "so give only its sort key template"
-            )
-        if sk_text is None:
-            raise ModelDefinitionError(f"{where}: give the local index's sort key template")
-        pk_tpl = None
-    else:
-        if pk_text is None:
-            raise ModelDefinitionError(f"{where}: give the index's partition key template")
-        pk_tpl = template(pk_text, sort_key=False, role=f"{index_name} pk", attribute=keys.pk)
-    if keys.sk is None and sk_text is not None:
-        raise ModelDefinitionError(
-            f"{where}: index {index_name} has no sort key; give only its partition key template"
-        )
-    if keys.sk is not None and sk_text is None:
-        raise ModelDefinitionError(
-            f"{where}: index {index_name} has a sort key ({keys.sk!r}); give (pk, sk) templates"
-        )
-    sk_tpl = (
-        template(sk_text, sort_key=True, role=f"{index_name} sk", attribute=keys.sk)
-        if sk_text
-        else None
-    )
+    pk_tpl, sk_tpl = checks.index_templates(where, index_name, keys, pk_text, sk_text, make)
     spec = IndexSpec(index_name, keys, pk_tpl, sk_tpl)
     if when is None:
         return spec
     if callable(when):
         spec.when_callable = when
-        return spec
-    if not isinstance(when, Mapping) or not when:
-        raise ModelDefinitionError(
-            f"{where}: when= must be a non-empty {{field: value}} dict or a callable"
-        )
-    from pydantic import TypeAdapter
-
-    normalised: dict[str, tuple[Any, ...]] = {}
-    for fname, allowed in when.items():
-        if fname not in cls.model_fields:
-            raise ModelDefinitionError(f"{where}: when= names unknown field {fname!r}")
-        options = (
-            tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
-        )
-        adapter: TypeAdapter[Any] = TypeAdapter(
-            typing.cast(Any, cls.model_fields[fname].annotation)
-        )
-        try:
-            normalised[fname] = tuple(adapter.validate_python(v) for v in options)
-        except ValidationError as exc:
-            raise ModelDefinitionError(
-                f"{where}: when={{{fname!r}: {allowed!r}}} is not a valid {fname}: "
-                f"{exc.errors()[0].get('msg')}"
-            ) from None
-    spec.when = normalised
+    else:
+        spec.when = checks.when_values(cls, where, when)
     return spec
