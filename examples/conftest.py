@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 from moto_fixtures import NOW, Clock, create_table
+from moto_fixtures.twins import AsyncClients, twin_repository
 
 from singletable import Entity, Repository
 from singletable.tools.lint import explain_markdown
@@ -25,15 +26,22 @@ __all__ = ["NOW", "Clock", "readme_table", "run_example_calls"]
 
 @pytest.fixture
 def make_repo(
-    client: DynamoDBClient, backend: Backend, table_name: str, clock: Clock
+    client: DynamoDBClient,
+    backend: Backend,
+    table_name: str,
+    clock: Clock,
+    twin: str,
+    async_clients: Callable[[], AsyncClients],
 ) -> Callable[..., Any]:
-    """``make_repo(RepoClass)``: the repository on a freshly created table of its own."""
+    """``make_repo(RepoClass)``: the repository on a freshly created table of its own (the
+    sync one, or its async twin behind a blocking view: see ``moto_fixtures.twins``)."""
 
     def make(repo_cls: type[R], **options: Any) -> R:
         options.setdefault("clock", clock)
         name = f"{table_name}-{repo_cls.table.name}"
         create_table(backend, client, repo_cls.table, name)
-        return repo_cls(client=client, table_name=name, **options)
+        repo: R = twin_repository(twin, repo_cls, client, async_clients, table_name=name, **options)
+        return repo
 
     return make
 
@@ -49,9 +57,10 @@ def readme_table(readme: Path, repo_cls: type[Repository]) -> tuple[str, str]:
     return rest[: len(table)], table
 
 
-def expected_operations(repo_cls: type[Repository]) -> dict[str, list[str]]:
-    """Pattern name -> the DynamoDB operations one call sends, as explain states them."""
-    return {row.pattern: row.operation.split("+") for row in repo_cls.explain()}
+def expected_operations(repo: Any) -> dict[str, list[str]]:
+    """Pattern name -> the DynamoDB operations one call sends, as explain states them
+    (``repo``: a repository class, or an instance of either twin)."""
+    return {row.pattern: row.operation.split("+") for row in repo.explain()}
 
 
 def run_example_calls(
@@ -61,7 +70,7 @@ def run_example_calls(
 ) -> dict[str, list[Any]]:
     """Run every example call; assert each sends exactly the operations explain promises and
     returns something. Returns the results (as lists) by pattern name."""
-    operations = expected_operations(type(repo))
+    operations = expected_operations(repo)
     results: dict[str, list[Any]] = {}
     for name, kwargs in calls:
         expect: AbstractContextManager[Any] = recorder.expect(*operations[name])

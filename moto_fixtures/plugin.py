@@ -27,7 +27,7 @@ from __future__ import annotations
 import gc
 import importlib.util
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -48,6 +48,7 @@ from .backends import (
 from .divergences import KNOWN_DIVERGENCES
 from .recorder import RequestRecorder, record
 from .tables import Clock
+from .twins import TWINS, AsyncClients, EventTee, async_unavailable
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -77,6 +78,11 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         "backend(*names): runs against DynamoDB backends (inproc, moto_server, dynalite, "
         "endpoint); with names, only on those",
+    )
+    config.addinivalue_line(
+        "markers",
+        "twin(*names): run only on these repository twins (sync, async); tests that build "
+        "repositories with make_repo run on both",
     )
     config.addinivalue_line(
         "markers",
@@ -139,12 +145,33 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 f"unknown backend(s) {unknown}; known: {BACKEND_NAMES}"
             )
         names = [n for n in names if n in only.args]
-    params = []
+    if "twin" not in metafunc.fixturenames:
+        params = []
+        for name in names:
+            reason = _unavailable(name)
+            marks = [pytest.mark.skip(reason=reason)] if reason else []
+            params.append(pytest.param(name, id=name, marks=marks))
+        metafunc.parametrize("backend", params, indirect=True)
+        return
+    twins = list(TWINS)
+    chosen = metafunc.definition.get_closest_marker("twin")
+    if chosen is not None and chosen.args:
+        unknown = [t for t in chosen.args if t not in TWINS]
+        if unknown:
+            raise pytest.UsageError(
+                f"{metafunc.definition.nodeid}: @pytest.mark.twin{chosen.args}: unknown "
+                f"twin(s) {unknown}; known: {TWINS}"
+            )
+        twins = [t for t in twins if t in chosen.args]
+    pairs = []
     for name in names:
-        reason = _unavailable(name)
-        marks = [pytest.mark.skip(reason=reason)] if reason else []
-        params.append(pytest.param(name, id=name, marks=marks))
-    metafunc.parametrize("backend", params, indirect=True)
+        for twin in twins:
+            if twin == "async" and name == "inproc":
+                continue  # moto's in-process mock does not serve aiohttp (see twins.py)
+            reason = _unavailable(name) or (async_unavailable() if twin == "async" else None)
+            marks = [pytest.mark.skip(reason=reason)] if reason else []
+            pairs.append(pytest.param(name, twin, id=f"{name}-{twin}", marks=marks))
+    metafunc.parametrize(("backend", "twin"), pairs, indirect=True)
 
 
 def _required_features(item: pytest.Item) -> list[str]:
@@ -291,13 +318,17 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
 
 
 @pytest.fixture
-def client(backend: Backend) -> Iterator[DynamoDBClient]:
+def client(backend: Backend, request: pytest.FixtureRequest) -> Iterator[DynamoDBClient]:
     """A boto3 low-level DynamoDB client for ``backend``.
 
     A new client per test (about 2 ms, built from a shared boto3 session), so event handlers
-    a test registers (fault injectors, recorders) can never leak into the next test.
+    a test registers (fault injectors, recorders) can never leak into the next test. On the
+    async twin, what is registered on its events applies to the twin's aiobotocore clients
+    too (``twins.EventTee``).
     """
     c = backend.client()
+    if "twin" in request.fixturenames and request.getfixturevalue("twin") == "async":
+        EventTee.install(c)
     yield c
     c.close()
 
@@ -314,6 +345,28 @@ def recorder(client: DynamoDBClient) -> Iterator[RequestRecorder]:
 def table_name(backend: Backend) -> str:
     """A table name safe on this backend (unique per test on ``endpoint``)."""
     return backend.table_name()
+
+
+@pytest.fixture
+def twin(request: pytest.FixtureRequest) -> str:
+    """The repository twin of this test run: ``"sync"`` or ``"async"``."""
+    name: str = getattr(request, "param", "sync")
+    return name
+
+
+@pytest.fixture
+def async_clients(backend: Backend) -> Iterator[Callable[[], AsyncClients]]:
+    """A factory of this test's aiobotocore client pool (opened on first use, closed after)."""
+    pool: list[AsyncClients] = []
+
+    def get() -> AsyncClients:
+        if not pool:
+            pool.append(AsyncClients(backend))
+        return pool[0]
+
+    yield get
+    for clients in pool:
+        clients.close()
 
 
 @pytest.fixture

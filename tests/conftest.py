@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from moto_fixtures import NOW, Backend, Clock, create_table
+from moto_fixtures.twins import AsyncClients, twin_repository
 
 from singletable import Repository, Table
 
@@ -20,9 +21,16 @@ __all__ = ["NOW"]  # the clock's start, for the test modules
 
 @pytest.fixture
 def make_repo(
-    client: DynamoDBClient, table_name: str, clock: Clock, backend: Backend
+    client: DynamoDBClient,
+    table_name: str,
+    clock: Clock,
+    backend: Backend,
+    twin: str,
+    async_clients: Callable[[], AsyncClients],
 ) -> Callable[..., Any]:
-    """``make_repo(RepoClass, table)`` creates the table on the backend and returns a repo."""
+    """``make_repo(RepoClass, table)`` creates the table on the backend and returns a repo:
+    the sync one, or its async twin behind a blocking view (``twin``; see
+    ``moto_fixtures.twins``)."""
 
     created: set[str] = set()
 
@@ -32,7 +40,7 @@ def make_repo(
             create_table(backend, client, table, name)
             created.add(name)
         options.setdefault("clock", clock)
-        return repo_cls(client=client, table_name=name, **options)
+        return twin_repository(twin, repo_cls, client, async_clients, table_name=name, **options)
 
     return make
 

@@ -127,6 +127,7 @@ def test_transaction_conflict_is_retried_then_surfaced(
     assert table_items(retrying_store) == before
 
 
+@pytest.mark.twin("sync")  # botocore's own retries of a boto3 client it builds itself
 def test_throttling_goes_through_botocore_retries(backend: Any, make_repo: Any) -> None:
     import botocore.retries.standard as standard
 
@@ -150,13 +151,23 @@ def test_throttling_goes_through_botocore_retries(backend: Any, make_repo: Any) 
     assert calls[-1].pattern == "product"
 
 
-def test_backoff_uses_time_sleep_by_default(
-    make_repo: Any, client: Any, monkeypatch: pytest.MonkeyPatch
+def test_backoff_uses_the_twins_sleep_by_default(
+    make_repo: Any, client: Any, twin: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Without a sleep of its own, the retry policy sleeps with time.sleep on the sync twin and
+    asyncio.sleep on the async one (both looked up when it waits, so tests can patch them)."""
+    import asyncio
     import time
 
     slept: list[float] = []
-    monkeypatch.setattr(time, "sleep", slept.append)
+    if twin == "async":
+
+        async def fake_sleep(seconds: float) -> None:
+            slept.append(seconds)
+
+        monkeypatch.setattr(asyncio, "sleep", fake_sleep)
+    else:
+        monkeypatch.setattr(time, "sleep", slept.append)
     store: Store = make_repo(Store, shop)  # default RetryPolicy
     withhold_batch_requests(client, "BatchWriteItem", times=2, withhold=1)
     store.batch_put([product(f"p{i}") for i in range(3)])

@@ -833,6 +833,13 @@ def before_call(client: Any, operation: str, action: Any) -> Any:
     return lambda: client.meta.events.unregister(event, unique_id="test-race")
 
 
+def competitor(store: Store) -> Store:
+    """Another writer on the same table (another process, say): a sync repository on the
+    test's boto3 client, so a hook can write while the repository under test waits on its
+    request (on either twin)."""
+    return Store(client=store.client, table_name=store.table_name, clock=store.clock)
+
+
 def guard_keys(repo: Any) -> list[str]:
     return sorted(k[0] for k in table_items(repo) if k[0].startswith("__unique__"))
 
@@ -843,7 +850,8 @@ def test_delete_by_key_that_races_a_create_deletes_it_with_its_guard(
 ) -> None:
     ann = Customer(customer_id="1", name="Ann", email="ann@example.com")
     created: list[Customer] = []
-    undo = before_call(store.client, "DeleteItem", lambda: created.append(store.create(ann)))
+    other = competitor(store)
+    undo = before_call(store.client, "DeleteItem", lambda: created.append(other.create(ann)))
     try:
         old = store.delete(Customer, customer_id="1")
     finally:
@@ -868,8 +876,9 @@ def test_delete_by_key_that_races_a_create_deletes_it_with_its_guard(
 @transactions
 def test_delete_by_key_that_races_a_guard_move_releases_the_new_guard(store: Store) -> None:
     ann = store.create(Customer(customer_id="1", name="Ann", email="ann@example.com"))
+    other = competitor(store)
     undo = before_call(
-        store.client, "TransactWriteItems", lambda: store.update(ann, email="ann@new.example")
+        store.client, "TransactWriteItems", lambda: other.update(ann, email="ann@new.example")
     )
     try:
         old = store.delete(Customer, customer_id="1")
@@ -882,7 +891,7 @@ def test_delete_by_key_that_races_a_guard_move_releases_the_new_guard(store: Sto
 @transactions
 def test_transaction_delete_by_key_is_conditioned_on_what_it_read(store: Store) -> None:
     ann = Customer(customer_id="1", name="Ann", email="ann@example.com")
-    other = Store(client=store.client, table_name=store.table_name)  # another process, say
+    other = competitor(store)
     undo = before_call(store.client, "TransactWriteItems", lambda: other.create(ann))
     try:
         with pytest.raises(TransactionCanceled) as caught, store.transaction() as tx:

@@ -196,6 +196,11 @@ async def open_async_transaction(
     await repo.run(tx.commit())
 
 
+# Set while a transaction method's body runs: a transaction method it calls joins and returns
+# its result directly (the body is plain code, on either twin).
+_IN_BODY: ContextVar[bool] = ContextVar("singletable_in_transaction_body", default=False)
+
+
 class _Joined:
     """What an async transaction method returns when it joined an open transaction: its
     result, awaitable (the operations went into the open transaction at the call)."""
@@ -227,23 +232,33 @@ class TransactionMethod(Generic[P, R]):
             raise InvalidRequestError(f"transaction token {chosen!r} must be 1 to 36 characters")
         return chosen
 
+    def _fill(self, repo: Any, tx: Transaction, args: tuple[Any, ...], kw: dict[str, Any]) -> R:
+        reset = _IN_BODY.set(True)
+        try:
+            return self.fn(repo, tx, *args, **kw)
+        finally:
+            _IN_BODY.reset(reset)
+
     def call(self, repo: SyncRepo, *args: Any, **kwargs: Any) -> R:
         """Run the method on the sync repository."""
         with open_transaction(repo, self._token(repo, args, kwargs)) as tx:
-            return self.fn(repo, tx, *args, **kwargs)
+            return self._fill(repo, tx, args, kwargs)
 
     def call_async(self, repo: AsyncRepo, *args: Any, **kwargs: Any) -> Any:
-        """Run the method on the async repository (an awaitable of its result)."""
+        """Run the method on the async repository: an awaitable of its result, or (called
+        from another transaction method's body, which is plain code) the result itself."""
         current = current_transaction(repo)
         if current is not None:
-            return _Joined(self.fn(repo, current, *args, **kwargs))
+            in_body = _IN_BODY.get()
+            result = self._fill(repo, current, args, kwargs)
+            return result if in_body else _Joined(result)
         return self._send_async(repo, self._token(repo, args, kwargs), args, kwargs)
 
     async def _send_async(
         self, repo: AsyncRepo, token: str | None, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> R:
         async with open_async_transaction(repo, token) as tx:
-            return self.fn(repo, tx, *args, **kwargs)
+            return self._fill(repo, tx, args, kwargs)
 
     @overload
     def __get__(self, instance: None, owner: type) -> Self: ...
@@ -253,6 +268,10 @@ class TransactionMethod(Generic[P, R]):
     ) -> Callable[P, Coroutine[Any, Any, R]]: ...
     @overload
     def __get__(self, instance: SyncRunner, owner: type) -> Callable[P, R]: ...
+    # On a plain class holding transaction methods (``self`` inside another transaction
+    # method's body): the call joins the open transaction and returns the result.
+    @overload
+    def __get__(self, instance: object, owner: type) -> Callable[P, R]: ...
     def __get__(self, instance: Any, owner: type) -> Any:
         if instance is None:
             return self
