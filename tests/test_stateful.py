@@ -10,6 +10,7 @@ two fields and an index keyed on an optional field, and are changed by keyword-f
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from moto_fixtures.twins import twin_repository
 
 from singletable.errors import (
     AlreadyExists,
@@ -54,11 +56,11 @@ _tables = itertools.count()
 
 
 class ShopMachine(RuleBasedStateMachine):
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: Any, make: Callable[..., Any]) -> None:
         super().__init__()
         name = f"state-{next(_tables)}"
         shop.create(client, table_name=name)
-        self.repo = JobBoard(client=client, table_name=name)
+        self.repo = make(JobBoard, table_name=name)
         self.customers: dict[str, Customer] = {}
         self.orders: dict[str, Order] = {}  # by order_id (one customer: "c1")
         self.jobs: dict[str, Job] = {}
@@ -303,9 +305,12 @@ class ShopMachine(RuleBasedStateMachine):
 
 @pytest.mark.requires("transactions")
 @pytest.mark.backend("inproc", "moto_server")
-def test_repository_state_machine(client: Any) -> None:
+def test_repository_state_machine(client: Any, twin: str, async_clients: Any) -> None:
+    def make(repo_cls: type[Any], **options: Any) -> Any:
+        return twin_repository(twin, repo_cls, client, async_clients, **options)
+
     run_state_machine_as_test(
-        lambda: ShopMachine(client),
+        lambda: ShopMachine(client, make),
         settings=settings(
             max_examples=15,
             stateful_step_count=15,

@@ -21,7 +21,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -82,12 +82,34 @@ class AsyncRepository(RepositoryBase):
         return self._executor.client
 
     @classmethod
-    def connect(cls, **client_kwargs: Any) -> AbstractAsyncContextManager[Self]:
+    def connect(
+        cls,
+        *,
+        table_name: str | None = None,
+        cursor_secret: str | bytes | Sequence[str | bytes] | None = None,
+        default_limit: int = 100,
+        clock: Callable[[], datetime] | None = None,
+        retry: RetryPolicy | None = None,
+        hooks: Sequence[Hook] = (),
+        capacity: str | None = None,
+        **client_kwargs: Any,
+    ) -> AbstractAsyncContextManager[Self]:
         """``async with AsyncShop.connect() as repo:`` creates the default aiobotocore client
         (``client_config()`` and the response fast path; ``AWS_ENDPOINT_URL_DYNAMODB``
-        honoured), yields a repository on it and closes the client on exit. Keyword arguments
-        go to aiobotocore's ``create_client`` (``region_name=``, ``endpoint_url=``, ...)."""
-        return _connect(cls, client_kwargs)
+        honoured), yields a repository on it and closes the client on exit. The repository's
+        own keywords (``table_name=``, ``cursor_secret=``, ...) configure the repository; the
+        others go to aiobotocore's ``create_client`` (``region_name=``, ``endpoint_url=``,
+        ``config=``, credentials)."""
+        options = {
+            "table_name": table_name,
+            "cursor_secret": cursor_secret,
+            "default_limit": default_limit,
+            "clock": clock,
+            "retry": retry,
+            "hooks": hooks,
+            "capacity": capacity,
+        }
+        return _connect(cls, options, client_kwargs)
 
     # -- the one send --
 
@@ -150,11 +172,35 @@ class AsyncRepository(RepositoryBase):
         self._outside_transaction("put")
         return await self.run(self.planner.put(entity, condition))
 
+    @overload
+    async def update(self, target: type[E], /, **changes: Any) -> E: ...
+    @overload
+    async def update(self, target: E, /, **changes: Any) -> E: ...
     async def update(self, target: Any, /, **changes: Any) -> Any:
         """Change an item and return it as stored (the arguments of ``Repository.update``)."""
         self._outside_transaction("update")
         return await self.run(self.planner.update(target, changes))
 
+    @overload
+    async def delete(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | None = None,
+        must_exist: bool = False,
+        **keys: Any,
+    ) -> E | None: ...
+    @overload
+    async def delete(
+        self,
+        target: E,
+        /,
+        *,
+        condition: Condition | None = None,
+        must_exist: bool = False,
+        **keys: Any,
+    ) -> E | None: ...
     async def delete(
         self,
         target: Any,
@@ -203,7 +249,9 @@ RepoT = TypeVar("RepoT", bound=AsyncRepository)
 
 
 @asynccontextmanager
-async def _connect(cls: type[RepoT], client_kwargs: dict[str, Any]) -> AsyncIterator[RepoT]:
+async def _connect(
+    cls: type[RepoT], options: dict[str, Any], client_kwargs: dict[str, Any]
+) -> AsyncIterator[RepoT]:
     try:
         from aiobotocore.session import get_session
     except ImportError:  # pragma: no cover - depends on the installed extras
@@ -217,8 +265,8 @@ async def _connect(cls: type[RepoT], client_kwargs: dict[str, Any]) -> AsyncIter
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config())
-    if os.environ.get(ENDPOINT_ENV) and "endpoint_url" not in kwargs:
+    if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:
         install(client)  # type: ignore[arg-type]  # the same event API as boto3's
-        yield cls(client=client)
+        yield cls(client=client, **options)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from .core import RepositoryBase
 from .entity import Entity
@@ -118,6 +118,10 @@ class Repository(RepositoryBase):
         self._outside_transaction("put")
         return self.run(self.planner.put(entity, condition))  # type: ignore[no-any-return]
 
+    @overload
+    def update(self, target: type[E], /, **changes: Any) -> E: ...
+    @overload
+    def update(self, target: E, /, **changes: Any) -> E: ...
     def update(self, target: Any, /, **changes: Any) -> Any:
         """Change an item and return it as stored.
 
@@ -130,6 +134,26 @@ class Repository(RepositoryBase):
         self._outside_transaction("update")
         return self.run(self.planner.update(target, changes))
 
+    @overload
+    def delete(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | None = None,
+        must_exist: bool = False,
+        **keys: Any,
+    ) -> E | None: ...
+    @overload
+    def delete(
+        self,
+        target: E,
+        /,
+        *,
+        condition: Condition | None = None,
+        must_exist: bool = False,
+        **keys: Any,
+    ) -> E | None: ...
     def delete(
         self,
         target: Any,

@@ -9,6 +9,13 @@
             repo = Shop(client=client)
             ...
 
+``local_endpoint`` runs moto's server on 127.0.0.1 instead, for clients that moto's in-process
+mock cannot serve (the async twin's aiobotocore client) and for other processes::
+
+    with local_endpoint() as url, local_table(shop, endpoint=url):
+        async with AsyncShop.connect(endpoint_url=url, region_name="us-east-1") as repo:
+            ...
+
 moto is an optional dependency: ``pip install "singletable[demo]"`` or
 ``pip install moto[dynamodb]``.
 """
@@ -25,7 +32,7 @@ if TYPE_CHECKING:
 
     from .table import Table
 
-__all__ = ["local_table"]
+__all__ = ["local_endpoint", "local_table"]
 
 _session: boto3.session.Session | None = None
 
@@ -35,11 +42,43 @@ MOTO_MISSING = (
 )
 
 
+DUMMY_KEY = "testing"  # dummy credentials: local servers accept any
+
+
+@contextmanager
+def local_endpoint() -> Iterator[str]:
+    """Run moto's DynamoDB server on 127.0.0.1 (a free port) for the ``with`` block and yield
+    its URL (``http://127.0.0.1:PORT``). Point any client at it with dummy credentials:
+    ``endpoint_url=url``, e.g. ``AsyncShop.connect(endpoint_url=url, region_name=...)``, or
+    create tables there with ``local_table(table, endpoint=url)``.
+
+    Raises ``RuntimeError`` when moto (with its server extra) is not installed.
+    """
+    try:
+        from moto.server import ThreadedMotoServer
+    except ImportError:
+        raise RuntimeError(MOTO_MISSING) from None
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        yield f"http://{host}:{port}"
+    finally:
+        server.stop()
+
+
 @contextmanager
 def local_table(
-    table: Table, *, table_name: str | None = None, region: str = "us-east-1"
+    table: Table,
+    *,
+    table_name: str | None = None,
+    region: str = "us-east-1",
+    endpoint: str | None = None,
 ) -> Iterator[DynamoDBClient]:
     """Create ``table`` in an in-process moto DynamoDB and yield a boto3 client for it.
+
+    With ``endpoint=`` (a URL from :func:`local_endpoint`), the table is created on that
+    server instead, and deleted when the block exits.
 
     The table is created with ``table.create(client, table_name=table_name)`` (indexes, wait
     until ACTIVE, TTL enabled when the table has a ``ttl_attribute``). Everything moto stored
@@ -58,6 +97,10 @@ def local_table(
 
     Raises ``RuntimeError`` when moto is not installed.
     """
+    if endpoint is not None:
+        with _endpoint_table(table, table_name, region, endpoint) as remote:
+            yield remote
+        return
     try:
         import moto
     except ImportError:
@@ -79,11 +122,32 @@ def local_table(
         client: DynamoDBClient = _session.client(
             "dynamodb",
             region_name=region,
-            aws_access_key_id="testing",
-            aws_secret_access_key="testing",
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_KEY,
             config=Config(**options),
         )
         table.create(client, table_name=table_name)
         yield client
     finally:
         mock.stop()
+
+
+@contextmanager
+def _endpoint_table(
+    table: Table, table_name: str | None, region: str, endpoint: str
+) -> Iterator[DynamoDBClient]:
+    import boto3
+
+    client: DynamoDBClient = boto3.session.Session().client(
+        "dynamodb",
+        region_name=region,
+        endpoint_url=endpoint,
+        aws_access_key_id=DUMMY_KEY,
+        aws_secret_access_key=DUMMY_KEY,
+    )
+    table.create(client, table_name=table_name)
+    try:
+        yield client
+    finally:
+        client.delete_table(TableName=table_name or table.name)
+        client.close()
