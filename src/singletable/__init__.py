@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from .expressions import Attr, Condition, Param
     from .markers import CreatedAt, Unique, UpdatedAt, Version
     from .paging import Collection, KeyRef, Page
+    from .projection import Projection
     from .patterns import ExplainRow, collection, get, query
     from .repository import Repository
     from .table import GSI, LSI, Table
@@ -44,6 +45,7 @@ _EXPORTS: dict[str, str] = {
     "Collection": "paging",
     "KeyRef": "paging",
     "Page": "paging",
+    "Projection": "projection",
     "ExplainRow": "patterns",
     "collection": "patterns",
     "get": "patterns",
@@ -72,6 +74,7 @@ __all__ = [
     "KeyRef",
     "Page",
     "Param",
+    "Projection",
     "Repository",
     "RetryPolicy",
     "SingleTableError",

@@ -32,12 +32,14 @@ def batch_get_items(
     consistent: bool = False,
     inputs: Sequence[Any] | None = None,
     pattern: str | None = None,
+    projection: tuple[str, dict[str, str]] | None = None,
 ) -> Flow[dict[tuple[Any, ...], dict[str, Any]]]:
     """Fetch ``keys`` (duplicates collapsed) in chunks of 100; return items by key identity.
 
     Unprocessed keys are re-sent (with the same consistency) after jittered backoff; what is
     still unprocessed after the retry policy's budget, once every chunk was attempted, raises
-    :class:`UnprocessedItemsError` holding the matching ``inputs``.
+    :class:`UnprocessedItemsError` holding the matching ``inputs``. ``projection`` is a
+    ``(ProjectionExpression, ExpressionAttributeNames)`` pair to read only some attributes.
     """
     inputs = list(inputs) if inputs is not None else list(keys)
     unique: dict[tuple[Any, ...], tuple[dict[str, Any], Any]] = {}
@@ -53,6 +55,9 @@ def batch_get_items(
             request: dict[str, Any] = {"Keys": chunk}
             if consistent:
                 request["ConsistentRead"] = True
+            if projection is not None:
+                request["ProjectionExpression"] = projection[0]
+                request["ExpressionAttributeNames"] = projection[1]
             response = yield Send("BatchGetItem", {"RequestItems": {table_name: request}}, pattern)
             for item in response.get("Responses", {}).get(table_name, []):
                 found[key_identity(item, key_attrs)] = item

@@ -15,6 +15,7 @@ from .context import PlanContext
 from .entity import Entity
 from .expressions import Condition
 from .paging import KeyRef
+from .projection import Projection
 from .reads.base import DeclaredPattern, ExplainRow, Pattern
 from .reads.collection import CollectionPattern
 from .reads.get import GetPattern
@@ -37,14 +38,25 @@ __all__ = [
 ]
 
 E = TypeVar("E", bound=Entity)
+P = TypeVar("P", bound=Projection[Any])
 
 
 # -- factories ----------------------------------------------------------------------------------
 
 
-def get(entity: type[E], *, consistent: bool = False) -> GetPattern[E]:
-    """A GetItem by the entity's full primary key: ``repo.customer(customer_id="42")``."""
-    return GetPattern(entity, consistent=consistent)
+@overload
+def get(entity: type[E], *, consistent: bool = ..., project: None = ...) -> GetPattern[E]: ...
+@overload
+def get(entity: type[E], *, consistent: bool = ..., project: type[P]) -> GetPattern[P]: ...
+def get(
+    entity: type[E], *, consistent: bool = False, project: type[Any] | None = None
+) -> GetPattern[Any]:
+    """A GetItem by the entity's full primary key: ``repo.customer(customer_id="42")``.
+
+    ``project=P`` (a :class:`~singletable.Projection` of the entity) reads only P's fields and
+    returns ``P | None``.
+    """
+    return GetPattern(entity, consistent=consistent, project=project)
 
 
 @overload
@@ -56,7 +68,19 @@ def query(
     one: Literal[True],
     where: Condition | None = ...,
     consistent: bool = ...,
+    project: None = ...,
 ) -> OneQueryPattern[E]: ...
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[True],
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    project: type[P],
+) -> OneQueryPattern[P]: ...
 @overload
 def query(
     entity: type[E],
@@ -80,7 +104,21 @@ def query(
     consistent: bool = ...,
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
+    project: None = ...,
 ) -> QueryPattern[E]: ...
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[False] = ...,
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    keys_only: Literal[False] = ...,
+    hydrate: bool = ...,
+    project: type[P],
+) -> QueryPattern[P]: ...
 def query(
     entity: type[E],
     *,
@@ -91,12 +129,14 @@ def query(
     consistent: bool = False,
     keys_only: bool = False,
     hydrate: bool = False,
+    project: type[Any] | None = None,
 ) -> QueryPattern[Any]:
     """A Query over the entity's items in one partition of the table or an index.
 
     ``order="desc"`` reads newest first; ``one=True`` returns ``E | None``; ``where=`` adds a
-    server-side filter (``Param`` values become call keywords); ``keys_only``/``hydrate`` are
-    for KEYS_ONLY/INCLUDE indexes.
+    server-side filter (``Param`` values become call keywords; calls may add their own
+    ``where=``); ``keys_only``/``hydrate`` are for KEYS_ONLY/INCLUDE indexes; ``project=P``
+    reads only the fields of projection ``P`` and returns ``P`` instances.
     """
     cls = OneQueryPattern if one else QueryPattern
     return cls(
@@ -108,6 +148,7 @@ def query(
         consistent=consistent,
         keys_only=keys_only,
         hydrate=hydrate,
+        project=project,
     )
 
 

@@ -19,6 +19,7 @@ from ..context import PlanContext
 from ..entity import EntitySpec, spec_of
 from ..errors import ModelDefinitionError, PatternArgumentError
 from ..flows import is_async
+from ..projection import ProjectionPlan, is_projection
 from ..record import FrozenRecord
 from .bound import AsyncBoundDeclared, BoundDeclared
 
@@ -169,19 +170,24 @@ def is_expired(item: Mapping[str, Any], ttl_attr: str, now: int) -> bool:
 
 
 class Decoder:
-    """How a pattern turns returned items into results: entities by type tag, expired items
-    left out. Built once per pattern at bind time."""
+    """How a pattern turns returned items into results: by type tag (an entity, or the
+    pattern's projection of it), expired items left out. Built once per pattern at bind time."""
 
     __slots__ = ("decoders", "expiring", "tag_attribute", "ttl_attribute")
 
-    def __init__(self, specs: Sequence[EntitySpec], table: Table) -> None:
+    def __init__(
+        self,
+        specs: Sequence[EntitySpec],
+        table: Table,
+        decode: Callable[[Mapping[str, Any]], Any] | None = None,
+    ) -> None:
         self.tag_attribute = table.type_attribute
         self.ttl_attribute = table.ttl_attribute
         self.decoders: dict[str, Callable[[Mapping[str, Any]], Any]] = {}
         expiring = set()
         for spec in specs:
             for tag in spec.type_tags:
-                self.decoders.setdefault(tag, spec.from_item)
+                self.decoders.setdefault(tag, decode or spec.from_item)
                 if spec.ttl_field and table.ttl_attribute:
                     expiring.add(tag)
         self.expiring = frozenset(expiring)
@@ -328,3 +334,18 @@ class DeclaredPattern(Generic[P, R]):
             return self
         inner = self.pattern.__get__(instance, owner)  # type: ignore[attr-defined]
         return (AsyncBoundDeclared if is_async(instance) else BoundDeclared)(self, inner)
+
+
+def projection_of(model: type[Any] | None, spec: EntitySpec, where: str) -> ProjectionPlan | None:
+    """The plan of a pattern's ``project=`` model (None without one); refuses anything that is
+    not a projection of ``spec``'s entity, naming it."""
+    if model is None:
+        return None
+    if not is_projection(model) or not isinstance(model, type):
+        raise ModelDefinitionError(
+            f"{where}: project= takes a Projection[{spec.name}] subclass, not {model!r}"
+        )
+    try:
+        return ProjectionPlan(model, spec)
+    except ModelDefinitionError as exc:
+        raise ModelDefinitionError(f"{where}: {exc.args[0]}") from None

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 from ..paging import Collection, Page
 
 if TYPE_CHECKING:
-    from ..entity import Entity
     from .base import AsyncRunner, DeclaredPattern, SyncRunner
 
     # (used in the quoted base classes below, which linters do not read)
@@ -21,7 +20,7 @@ if TYPE_CHECKING:
     from .get import GetPattern  # noqa: F401
     from .query import OneQueryPattern, QueryPattern  # noqa: F401
 
-E = TypeVar("E", bound="Entity")
+E = TypeVar("E")  # what a get or one=True pattern returns (an entity or a projection)
 T = TypeVar("T")
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -20,6 +20,7 @@ from .base import (
     entity_spec,
     is_expired,
     pattern_argument_error,
+    projection_of,
 )
 from .bound import AsyncBoundGet, BoundGet
 from .keyed import split_lookup
@@ -27,17 +28,21 @@ from .keyed import split_lookup
 if TYPE_CHECKING:
     from ..table import Table
 
-E = TypeVar("E", bound=Entity)
+E = TypeVar("E")  # what the pattern returns: the entity, or a projection of it
 
 
 class GetPattern(Pattern, Generic[E]):
-    """``get(E)``: one GetItem by the entity's full primary key."""
+    """``get(E)``: one GetItem by the entity's full primary key (``project=P``: only P's
+    fields, returned as ``P``)."""
 
     operation = "GetItem"
 
-    def __init__(self, entity: type[E], *, consistent: bool = False) -> None:
+    def __init__(
+        self, entity: type[Entity], *, consistent: bool = False, project: type[Any] | None = None
+    ) -> None:
         self.entity = entity
         self.consistent = consistent
+        self.project = project
 
     def bind(self, repository: type, table: Table) -> None:
         where = f"{repository.__qualname__}.{self.name}"
@@ -45,6 +50,14 @@ class GetPattern(Pattern, Generic[E]):
         check_table(self.spec, table, where)
         self.accepted: tuple[str, ...] = self.spec.primary_fields
         self.tags = frozenset(self.spec.type_tags)
+        self.projection = projection_of(self.project, self.spec, where)
+        self.decode_item = (
+            self.spec.from_item if self.projection is None else self.projection.decode
+        )
+        self.projected: tuple[str, dict[str, str]] | None = None
+        if self.projection is not None:
+            extra = (table.type_attribute, *((table.ttl_attribute,) if table.ttl_attribute else ()))
+            self.projected = self.projection.expression(extra)
 
     def keywords(self) -> tuple[set[str], set[str]]:
         fields = set(self.spec.primary_fields)
@@ -79,6 +92,7 @@ class GetPattern(Pattern, Generic[E]):
             (self.spec.type_name,),
             "-",
             consistent=self.consistent,
+            notes=f"project {self.project.__qualname__}" if self.project is not None else "",
         )
 
     # -- plan --
@@ -95,6 +109,11 @@ class GetPattern(Pattern, Generic[E]):
                 raise error from None
             raise
         params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key}
+        if self.projected is not None:
+            params["ProjectionExpression"], params["ExpressionAttributeNames"] = (
+                self.projected[0],
+                dict(self.projected[1]),
+            )
         if self.consistent:
             params["ConsistentRead"] = True
         if ctx.capacity is not None:
@@ -124,7 +143,7 @@ class GetPattern(Pattern, Generic[E]):
         ttl = table.ttl_attribute
         if spec.ttl_field and ttl and is_expired(item, ttl, ctx.now_epoch()):
             return None
-        result: E = spec.from_item(item)
+        result: E = self.decode_item(item)
         return result
 
     # -- binding --

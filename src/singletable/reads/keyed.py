@@ -19,10 +19,12 @@ from ..expressions import CompileContext, Condition, ExpressionBuilder
 from ..key_formats import KeyKind, key_type_of
 from ..keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from ..paging import binding_of
+from ..projection import ProjectionPlan
 from ..table import IndexKeys, Table
 from .base import Decoder, Pattern, pattern_argument_error
 
 Order = Literal["asc", "desc"]
+CompiledFilter = tuple[str, dict[str, str], dict[str, Any]]
 RANGE_OPS = ("gt", "gte", "lt", "lte", "between", "begins_with")
 #: The comparisons (every lookup but ``begins_with``): they exist on every sort-key field, and
 #: are refused with KeyTemplateError where a bound cannot be exact (DESIGN: Access patterns).
@@ -131,6 +133,7 @@ class KeyedPattern(Pattern):
     specs: list[EntitySpec]
     table: Table
     decoder: Decoder
+    projection: ProjectionPlan | None = None  # query(..., project=P) sets it before binding
 
     def _bind_common(self, table: Table, where: str) -> None:
         self.table = table
@@ -149,8 +152,14 @@ class KeyedPattern(Pattern):
             raise ModelDefinitionError(
                 f"{where}: Param({sorted(clash)[0]!r}) clashes with a key field or call keyword"
             )
-        self.decoder = Decoder(self.specs, table)
+        projection = self.projection
+        self.decoder = Decoder(self.specs, table, projection.decode if projection else None)
         self.table_key_attributes = frozenset(a for a in (table.pk, table.sk) if a)
+        self.projected: tuple[str, dict[str, str]] | None = None
+        if projection is not None:
+            extra = [table.type_attribute, *([table.ttl_attribute] if table.ttl_attribute else [])]
+            extra += sorted(self.plan.cursor_attributes | self.table_key_attributes)
+            self.projected = projection.expression(tuple(extra))
         self._plan_keywords()
 
     def _plan_keywords(self) -> None:
@@ -178,7 +187,7 @@ class KeyedPattern(Pattern):
                 if exact or op == "begins_with":
                     accepted.append(f"{field}__{op}")
         accepted += sorted(self.filter_params)
-        accepted += ["limit", "cursor"]
+        accepted += ["limit", "cursor", "where"]
         self._lookups = lookups
         self._sk_field_set = frozenset(sk.fields if sk is not None else ())
         self.accepted: tuple[str, ...] = tuple(accepted)
@@ -246,6 +255,7 @@ class KeyedPattern(Pattern):
         kw = dict(kwargs)
         limit = kw.pop("limit", None)
         cursor = kw.pop("cursor", None)
+        call_filter = self._call_filter(kw.pop("where", None))
         if limit is None:
             limit = ctx.default_limit
         elif not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -306,7 +316,7 @@ class KeyedPattern(Pattern):
             sort = plan.sk.sort_condition(coerced, lookup)
         else:
             sort = self._default_sort()
-        params = self._request(ctx, pk_text, sort, limit, filter_values)
+        params = self._request(ctx, pk_text, sort, limit, filter_values, call_filter)
         compiled = QueryPlan(
             params,
             (
@@ -317,6 +327,8 @@ class KeyedPattern(Pattern):
                 list(sort.values) if sort else None,
                 sorted((k, repr(v)) for k, v in filter_values.items()),
                 self.order,
+                call_filter[0] if call_filter else None,
+                sorted(call_filter[2].items()) if call_filter else None,
             ),
             limit,
             sort,
@@ -334,6 +346,7 @@ class KeyedPattern(Pattern):
         sort: SortCondition | None,
         limit: int,
         filter_values: Mapping[str, Any],
+        call_filter: CompiledFilter | None = None,
     ) -> dict[str, Any]:
         keys = self.plan.keys
         names = {"#pk": keys.pk}
@@ -349,12 +362,24 @@ class KeyedPattern(Pattern):
         if self.index is not None:
             params["IndexName"] = keys.physical_name
         params["KeyConditionExpression"] = expression
+        filters = []
         if self.where is not None:
             builder = ExpressionBuilder("f")
             compile_ctx = CompileContext(builder, self._filter_encoder(), filter_values)
-            params["FilterExpression"] = self.where.compile(compile_ctx)
+            filters.append(self.where.compile(compile_ctx))
             names.update(builder.names)
             values.update(builder.values)
+        if call_filter is not None:
+            filters.append(call_filter[0])
+            names.update(call_filter[1])
+            values.update(call_filter[2])
+        if filters:
+            params["FilterExpression"] = (
+                filters[0] if len(filters) == 1 else " AND ".join(f"({f})" for f in filters)
+            )
+        if self.projected is not None:
+            params["ProjectionExpression"] = self.projected[0]
+            names.update(self.projected[1])
         params["ExpressionAttributeNames"] = names
         params["ExpressionAttributeValues"] = values
         if self.order == "desc":
@@ -368,6 +393,39 @@ class KeyedPattern(Pattern):
 
     def _request_limit(self, limit: int) -> int:
         return limit + 1  # one more than returned, so the end of the range is known
+
+    def _call_filter(self, where: Any) -> CompiledFilter | None:
+        """A call's ``where=`` as ``(FilterExpression, names, values)`` (its own ``#w``/``:w``
+        placeholders, ANDed with the declared filter); None without one."""
+        if where is None:
+            return None
+        if not isinstance(where, Condition):
+            raise InvalidRequestError(
+                f"{self.name}: where= takes a condition such as Attr('total').gte(10), not "
+                f"{type(where).__name__}",
+                key="where",
+            )
+        params = where.param_names()
+        if params:
+            raise InvalidRequestError(
+                f"{self.name}: a call's where= takes values, not Param({sorted(params)[0]!r}) "
+                "(Param is for filters declared on the pattern)",
+                key="where",
+            )
+        unprojected = self._unprojected(where)
+        if unprojected:
+            raise InvalidRequestError(
+                f"{self.name}: the filter reads {', '.join(unprojected)}, which index "
+                f"{self.index!r} does not project",
+                key="where",
+            )
+        builder = ExpressionBuilder("w")
+        expression = where.compile(CompileContext(builder, self._filter_encoder()))
+        return expression, builder.names, builder.values
+
+    def _unprojected(self, where: Condition) -> list[str]:
+        """The attributes a filter reads that the pattern's index does not project."""
+        return []
 
     def _filter_encoder(self) -> Callable[[str, Any], Any]:
         specs = self.specs

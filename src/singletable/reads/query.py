@@ -10,7 +10,7 @@ from typing_extensions import Self
 
 from ..batch import batch_get_items, key_identity
 from ..context import PlanContext
-from ..entity import Entity, EntitySpec
+from ..entity import EntitySpec
 from ..errors import KeyTemplateError, ModelDefinitionError, MultipleResultsError
 from ..flows import Flow, Send, is_async
 from ..paging import KeyRef, Page
@@ -21,6 +21,7 @@ from .base import (
     check_table,
     entity_spec,
     is_expired,
+    projection_of,
 )
 from .bound import AsyncBoundOne, AsyncBoundQuery, BoundOne, BoundQuery
 from .keyed import KeyedPattern, Order, QueryPlan, key_plan
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from ..expressions import Condition
     from ..table import Table
 
-E = TypeVar("E", bound=Entity)
+E = TypeVar("E")  # what a one=True pattern returns: the entity or a projection of it
 T = TypeVar("T")
 
 
@@ -47,8 +48,10 @@ class QueryPattern(KeyedPattern, Generic[T]):
         consistent: bool = False,
         keys_only: bool = False,
         hydrate: bool = False,
+        project: type[Any] | None = None,
     ) -> None:
         self.entity = entity
+        self.project = project
         self.index = index
         self.order = order
         self.one_only = one
@@ -67,7 +70,12 @@ class QueryPattern(KeyedPattern, Generic[T]):
         check_table(spec, table, where)
         self.specs = [spec]
         self.plan = key_plan(spec, self.index, where)
+        self.projection = projection_of(self.project, spec, where)
         self._bind_common(table, where)
+        if self.projection is not None and self.keys_only:
+            raise ModelDefinitionError(
+                f"{where}: keys_only=True returns key references; drop project= or keys_only"
+            )
         if self.keys_only and self.hydrate:
             raise ModelDefinitionError(f"{where}: choose keys_only=True or hydrate=True, not both")
         if self.where is not None and (self.keys_only or self.hydrate):
@@ -80,10 +88,15 @@ class QueryPattern(KeyedPattern, Generic[T]):
                 )
         keys = self.plan.keys
         if not (self.keys_only or self.hydrate) and not self._projects_entity(spec):
+            what = (
+                f"whole {spec.name} entities"
+                if self.projection is None
+                else f"{self.projection.model.__qualname__} (it reads {self._missing(spec)})"
+            )
             raise ModelDefinitionError(
                 f"{where}: index {self.index!r} projects {keys.projection_type}, so it cannot "
-                f"return whole {spec.name} entities; declare keys_only=True (typed key "
-                "references) or hydrate=True (Query + one BatchGetItem)"
+                f"return {what}; declare keys_only=True (typed key references) or "
+                "hydrate=True (Query + one BatchGetItem)"
             )
         if self.one_only and (self.keys_only or self.hydrate):
             raise ModelDefinitionError(
@@ -102,12 +115,30 @@ class QueryPattern(KeyedPattern, Generic[T]):
             base |= set(projection[1])
         return base
 
+    def _unprojected(self, where: Condition) -> list[str]:
+        projected = self._projected_attributes()
+        if projected is None:
+            return []
+        return sorted({p.split(".")[0].split("[")[0] for p in where.attribute_paths()} - projected)
+
+    def _needed(self, spec: EntitySpec) -> set[str]:
+        """The attributes a result needs: the projection's, else every field's; the tag."""
+        fields = (
+            set(spec.attr_names.values())
+            if self.projection is None
+            else set(self.projection.attributes)
+        )
+        return {spec.table.type_attribute} | fields
+
+    def _missing(self, spec: EntitySpec) -> str:
+        projected = self._projected_attributes() or set()
+        return ", ".join(sorted(self._needed(spec) - projected))
+
     def _projects_entity(self, spec: EntitySpec) -> bool:
         projected = self._projected_attributes()
         if projected is None:
             return True
-        needed = {spec.table.type_attribute} | set(spec.attr_names.values())
-        return needed <= projected
+        return self._needed(spec) <= projected
 
     def _request_limit(self, limit: int) -> int:
         if self.one_only:
@@ -234,14 +265,20 @@ class QueryPattern(KeyedPattern, Generic[T]):
             return []
         spec = self.specs[0]
         table = spec.table
+        ttl = table.ttl_attribute
         key_attrs = [a for a in (table.pk, table.sk) if a]
         keys = [{a: raw[a] for a in key_attrs} for raw in raws]
+        projection = None
+        if self.projection is not None:
+            extra = (table.type_attribute, *key_attrs, *([ttl] if ttl else []))
+            projection = self.projection.expression(extra)
         found = yield from batch_get_items(
-            ctx.table_name, keys, key_attrs, ctx.retry, pattern=self.name
+            ctx.table_name, keys, key_attrs, ctx.retry, pattern=self.name, projection=projection
         )
         ttl_attr = table.ttl_attribute if spec.ttl_field else None
         now = ctx.now_epoch() if ttl_attr else 0
         tags = spec.type_tags
+        decode = spec.from_item if self.projection is None else self.projection.decode
         entities = []
         for key in keys:
             item = found.get(key_identity(key, key_attrs))
@@ -250,7 +287,7 @@ class QueryPattern(KeyedPattern, Generic[T]):
             tag = item.get(table.type_attribute)
             if tag is None or tag.get("S") not in tags:
                 continue
-            entities.append(spec.from_item(item))
+            entities.append(decode(item))
         return entities
 
     # -- binding --

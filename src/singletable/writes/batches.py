@@ -11,6 +11,7 @@ from ..entity import Entity, EntitySpec
 from ..errors import InvalidRequestError
 from ..flows import Flow, Send
 from ..paging import KeyRef
+from ..projection import is_projection
 from .ops import live_entity, stamped
 
 if TYPE_CHECKING:
@@ -22,6 +23,8 @@ MAX_TRANSACT_GET = 100
 def resolve_ref(planner: WritePlanner, ref: Any) -> tuple[EntitySpec, dict[str, Any], Any]:
     """``(spec, primary key, ref as given)`` for a ``(EntityClass, {key fields})`` pair, a
     ``KeyRef`` or an entity."""
+    if is_projection(ref):
+        planner.spec(ref)  # refuses it, naming the projection
     if isinstance(ref, KeyRef):
         spec = planner.spec(ref.entity)
         return spec, dict(ref.key), ref

@@ -21,6 +21,7 @@ from ..errors import (
     TransactionCanceled,
 )
 from ..flows import Flow, Send
+from ..projection import is_projection
 from .commit import commit, first_failure
 from .guards import guard_delete, guard_put
 from .ops import (
@@ -72,6 +73,14 @@ class WritePlanner:
         """The spec of an entity class or instance; refused when it lives on another table.
         Projections and other non-entities are refused here too, naming their class."""
         cls = target if isinstance(target, type) else type(target)
+        if is_projection(cls):
+            entity = getattr(cls, "__singletable_entity__", None)
+            raise InvalidRequestError(
+                f"{cls.__qualname__} is a projection (a read-only subset of "
+                f"{getattr(entity, '__qualname__', 'an entity')}'s fields) and cannot be "
+                "written; write the entity itself",
+                key=cls.__qualname__,
+            )
         spec = spec_of(cls)
         if spec.table is not self.table and spec.table.name != self.table.name:
             raise InvalidRequestError(
