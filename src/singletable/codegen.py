@@ -557,7 +557,7 @@ def generate_decode(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
     """Straight-line decode + validate for one entity (raises pydantic's ValidationError)."""
     codec = spec.codec
     if codec.by_name:
-        return lambda item: codec.validate(codec.decode_fields(item))
+        return _decode_by_name(spec)
     gen = CodeGen()
     validate = gen.bind(codec.model.__pydantic_validator__.validate_python, "_validate")
     literal, rest = gen.literal_inputs(codec.fields, src="item")
@@ -571,3 +571,19 @@ def generate_decode(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
         gen.lines.append(f"        if k not in {known_name}: data[k] = {decode_value_name}(a)")
     gen.lines.append(f"    return {validate}(data)")
     return gen.compile("decode", f"<singletable from_item {spec.name}>")  # type: ignore[no-any-return]
+
+
+def _decode_by_name(spec: EntitySpec) -> Callable[[Mapping[str, Wire]], Any]:
+    """The decoder of an entity validated by field name (an AliasChoices or AliasPath alias):
+    the codec's generated ``decode_fields``, the extras, then ``model_validate``."""
+    decode_fields, validate = spec.codec.decode_fields, spec.codec.validate
+    if not spec.codec.allows_extra:
+        return lambda item: validate(decode_fields(item))
+    known = spec.known_attributes
+
+    def decode(item: Mapping[str, Wire]) -> Any:
+        data = decode_fields(item)
+        data.update((k, decode_value(a)) for k, a in item.items() if k not in known)
+        return validate(data)
+
+    return decode

@@ -22,7 +22,6 @@ from pydantic import (
 )
 
 from singletable import GSI, Entity, Index, Table, Version
-from singletable.wire import MAX_ITEM_BYTES, item_size, value_size
 from singletable.errors import (
     ItemDecodeError,
     ItemEncodeError,
@@ -30,6 +29,7 @@ from singletable.errors import (
     KeyTemplateError,
     SingleTableError,
 )
+from singletable.wire import MAX_ITEM_BYTES, item_size, value_size
 
 UTC = timezone.utc
 PLUS2 = timezone(timedelta(hours=2))
@@ -473,6 +473,28 @@ def test_validation_alias_choices_decode():
     item = entity.to_item()
     assert item["name"] == {"S": "x"}
     assert Choices.from_item(item) == entity
+
+
+def test_validation_alias_choices_with_extras_decode_the_extras():
+    """A model validated by name (AliasChoices) that allows extras reads its extras back, as
+    every other model does (the generated decoder used to drop them)."""
+    table = codec_table()
+
+    class Loose(Entity, table=table):
+        model_config = ConfigDict(extra="allow")
+        id: str
+        name: str = Field(validation_alias=AliasChoices("name", "userName"))
+
+        class Keys:
+            pk = "L#{id}"
+            sk = "L"
+
+    entity = Loose(id="1", userName="x", note="kept", count=3)
+    item = entity.to_item()
+    assert item["note"] == {"S": "kept"} and item["count"] == {"N": "3"}
+    back = Loose.from_item(item)
+    assert back == entity
+    assert back.__pydantic_extra__ == {"note": "kept", "count": 3}
 
 
 # -- SecretStr, computed fields, extras --------------------------------------------------------
