@@ -506,9 +506,7 @@ def test_pattern_argument_message_names_pattern_keyword_and_accepted(repo: Shop)
         "customer_id, created_at, created_at__gt, created_at__gte, created_at__lt, "
         "created_at__lte, created_at__between, created_at__begins_with, order_id, "
     )
-    assert str(err).endswith(
-        "limit, cursor [pattern-argument: see docs/errors.md#pattern-argument]"
-    )
+    assert str(err).split(" [")[0].endswith(", limit, cursor, where")
     with pytest.raises(PatternArgumentError, match="did you mean 'customer_id'"):
         repo.customer.params(custmer_id="1")
     with pytest.raises(PatternArgumentError, match="did you mean 'min_total'"):
