@@ -2,12 +2,14 @@
 
 It sends compiled requests, maps boto3 errors to :mod:`singletable.errors`, applies the
 repository's retry policy where the library retries (unprocessed batch items, transaction
-conflicts) and reports every call to the hooks. The client itself, when a repository is given
-none, comes from :func:`singletable.aws.client.default_client`.
+conflicts) and reports every call to the hooks and to the ``singletable`` logger (one DEBUG
+record per request, see :func:`report`). The client itself, when a repository is given none,
+comes from :func:`singletable.aws.client.default_client`.
 """
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +42,9 @@ RETRYABLE_CODES = frozenset(
     }
 )
 
+logger = logging.getLogger("singletable")
+_DEBUG = logging.DEBUG
+
 _METHODS = {
     "GetItem": "get_item",
     "Query": "query",
@@ -54,7 +59,14 @@ _METHODS = {
 
 
 class CallInfo(FrozenRecord):
-    """What a hook receives for every request a repository sends."""
+    """What a hook receives for every request a repository sends.
+
+    ``duration`` is in seconds (a monotonic clock); ``start`` is when the request was sent, in
+    seconds since the epoch (``time.time()``), so a hook can place the call on a timeline (the
+    OpenTelemetry hook's span times). ``consumed_capacity`` is DynamoDB's ``ConsumedCapacity``
+    as returned (``None`` when not asked for or not returned); ``retries`` is botocore's retry
+    count for the request.
+    """
 
     # Immutable (assignment raises AttributeError) and equal by value.
     __slots__ = (
@@ -65,6 +77,7 @@ class CallInfo(FrozenRecord):
         "params",
         "pattern",
         "retries",
+        "start",
     )
     _fields = (
         "pattern",
@@ -74,6 +87,7 @@ class CallInfo(FrozenRecord):
         "consumed_capacity",
         "retries",
         "error",
+        "start",
     )
 
     pattern: str | None
@@ -83,6 +97,7 @@ class CallInfo(FrozenRecord):
     consumed_capacity: Any
     retries: int
     error: BaseException | None
+    start: float
 
     def __init__(
         self,
@@ -93,6 +108,7 @@ class CallInfo(FrozenRecord):
         consumed_capacity: Any,
         retries: int,
         error: BaseException | None,
+        start: float = 0.0,
     ) -> None:
         object.__setattr__(self, "pattern", pattern)
         object.__setattr__(self, "operation", operation)
@@ -101,6 +117,18 @@ class CallInfo(FrozenRecord):
         object.__setattr__(self, "consumed_capacity", consumed_capacity)
         object.__setattr__(self, "retries", retries)
         object.__setattr__(self, "error", error)
+        object.__setattr__(self, "start", start)
+
+    @property
+    def table_names(self) -> list[str]:
+        """The tables the request names (several for a batch or transaction), in order."""
+        return table_names(self.params)
+
+    @property
+    def index_name(self) -> str | None:
+        """The index a Query reads (``None`` for the table itself and for other requests)."""
+        index = self.params.get("IndexName")
+        return index if isinstance(index, str) else None
 
 
 Hook = Callable[[CallInfo], None]
@@ -180,13 +208,15 @@ class Executor:
     ) -> dict[str, Any]:
         """Send one request; return botocore's parsed response."""
         method = self._methods.get(operation) or self.method(operation)
-        if not self.hooks:
+        log = logger.isEnabledFor(_DEBUG)
+        if not (self.hooks or log):
             try:
                 return method(**params)  # type: ignore[no-any-return]
             except ClientError as exc:
                 raise map_client_error(exc, operation, params) from exc
             except BotoCoreError as exc:
                 raise map_botocore_error(exc, operation) from exc
+        started = time.time()
         start = time.perf_counter()
         response: Any = None
         error: SingleTableError | None = None
@@ -201,7 +231,7 @@ class Executor:
             error = map_botocore_error(exc, operation)
             raise error from exc
         finally:
-            report(self.hooks, pattern, operation, params, start, response, error)
+            report(self.hooks, pattern, operation, params, start, response, error, started, log=log)
 
 
 class AsyncExecutor:
@@ -229,7 +259,10 @@ class AsyncExecutor:
         method = self._methods.get(operation)
         if method is None:
             method = self._methods[operation] = getattr(self.client, _METHODS[operation])
-        start = time.perf_counter() if self.hooks else 0.0
+        log = logger.isEnabledFor(_DEBUG)
+        timed = bool(self.hooks) or log
+        started = time.time() if timed else 0.0
+        start = time.perf_counter() if timed else 0.0
         response: Any = None
         error: SingleTableError | None = None
         try:
@@ -243,8 +276,10 @@ class AsyncExecutor:
             error = map_botocore_error(exc, operation)
             raise error from exc
         finally:
-            if self.hooks:
-                report(self.hooks, pattern, operation, params, start, response, error)
+            if timed:
+                report(
+                    self.hooks, pattern, operation, params, start, response, error, started, log=log
+                )
 
 
 def report(
@@ -255,8 +290,17 @@ def report(
     start: float,
     response: Any,
     error: SingleTableError | None,
+    started: float = 0.0,
+    *,
+    log: bool = False,
 ) -> None:
-    """Tell every hook about one request."""
+    """Tell every hook about one request and, with ``log``, write its DEBUG record.
+
+    ``start`` is the ``time.perf_counter()`` reading taken before sending, ``started`` the
+    ``time.time()`` one. The record holds the pattern (or verb), operation, tables, index,
+    duration, consumed capacity, retry count and the error's code: never key values, request
+    parameters or item contents (they may be personal data).
+    """
     source = response if response is not None else _error_response(error)
     info = CallInfo(
         pattern=pattern,
@@ -266,9 +310,86 @@ def report(
         consumed_capacity=source.get("ConsumedCapacity"),
         retries=source.get("ResponseMetadata", {}).get("RetryAttempts", 0),
         error=error,
+        start=started,
     )
+    if log:
+        log_call(info)
     for hook in hooks:
         hook(info)
+
+
+def log_call(info: CallInfo) -> None:
+    """The ``singletable`` logger's DEBUG record of one request (see :func:`report`).
+
+    The fields are also attached to the record as attributes (``singletable_pattern``,
+    ``singletable_operation``, ``singletable_tables``, ``singletable_index``,
+    ``singletable_duration_ms``, ``singletable_consumed_capacity``, ``singletable_retries``,
+    ``singletable_error``) for structured log handlers.
+    """
+    error = info.error
+    code = getattr(error, "code", None) if error is not None else None
+    aws_code = getattr(error, "aws_code", None) if error is not None else None
+    outcome = "ok" if error is None else f"{code}" + (f" ({aws_code})" if aws_code else "")
+    tables = info.table_names
+    index = info.index_name
+    duration_ms = info.duration * 1000.0
+    capacity = _capacity_text(info.consumed_capacity)
+    logger.debug(
+        "%s %s table=%s index=%s duration=%.1fms capacity=%s retries=%d %s",
+        info.pattern or "-",
+        info.operation,
+        ",".join(tables) or "-",
+        index or "-",
+        duration_ms,
+        capacity,
+        info.retries,
+        outcome,
+        extra={
+            "singletable_pattern": info.pattern,
+            "singletable_operation": info.operation,
+            "singletable_tables": tables,
+            "singletable_index": index,
+            "singletable_duration_ms": duration_ms,
+            "singletable_consumed_capacity": info.consumed_capacity,
+            "singletable_retries": info.retries,
+            "singletable_error": code,
+        },
+    )
+
+
+def capacity_units(consumed: Any) -> float | None:
+    """The capacity units of a ``ConsumedCapacity`` (one entry or the list a batch or
+    transaction returns), added up; ``None`` when there is none."""
+    entries = consumed if isinstance(consumed, list) else [consumed]
+    units = [
+        float(entry["CapacityUnits"])
+        for entry in entries
+        if isinstance(entry, Mapping) and "CapacityUnits" in entry
+    ]
+    return sum(units) if units else None
+
+
+def _capacity_text(consumed: Any) -> str:
+    units = capacity_units(consumed)
+    return "-" if units is None else f"{units:g}"
+
+
+def table_names(params: Mapping[str, Any]) -> list[str]:
+    """The table names a request's parameters name, in order and without repeats:
+    ``TableName``, a batch's ``RequestItems`` keys, or each transaction item's table."""
+    name = params.get("TableName")
+    if isinstance(name, str):
+        return [name]
+    names: list[str] = []
+    requests = params.get("RequestItems")
+    if isinstance(requests, Mapping):
+        names.extend(str(table) for table in requests)
+    for item in params.get("TransactItems", ()):
+        if isinstance(item, Mapping):
+            for action in item.values():
+                if isinstance(action, Mapping) and isinstance(action.get("TableName"), str):
+                    names.append(action["TableName"])
+    return list(dict.fromkeys(names))
 
 
 def _error_response(error: BaseException | None) -> dict[str, Any]:

@@ -39,13 +39,19 @@ _NUMBER = re.compile(r"-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 class Page(Generic[T]):
     """One page of a query: ``items`` (at most ``limit``) and the ``cursor`` of the next page
-    (``None`` when DynamoDB reported the end of the key range). Iterating yields the items."""
+    (``None`` when DynamoDB reported the end of the key range). Iterating yields the items.
 
-    __slots__ = ("cursor", "items")
+    ``consumed_capacity`` is the Query's ``ConsumedCapacity`` as DynamoDB returned it, when the
+    repository asked for it (``capacity="total"`` or ``"indexes"``, or hooks given), else
+    ``None``. (A ``hydrate=True`` page reports its Query only; hooks see the BatchGetItem too.)
+    """
 
-    def __init__(self, items: list[T], cursor: str | None) -> None:
+    __slots__ = ("consumed_capacity", "cursor", "items")
+
+    def __init__(self, items: list[T], cursor: str | None, consumed_capacity: Any = None) -> None:
         self.items = items
         self.cursor = cursor
+        self.consumed_capacity = consumed_capacity
 
     def __iter__(self) -> Iterator[T]:
         return iter(self.items)
@@ -62,13 +68,19 @@ class Page(Generic[T]):
 
 
 class Collection:
-    """Items of several entity types from one Query, in sort-key order."""
+    """Items of several entity types from one Query, in sort-key order.
 
-    __slots__ = ("cursor", "items")
+    ``consumed_capacity`` is the Query's ``ConsumedCapacity`` when the repository asked for it
+    (else ``None``); for a whole collection read page by page, the pages' capacity added up
+    (:func:`add_capacity`).
+    """
 
-    def __init__(self, items: list[Any], cursor: str | None) -> None:
+    __slots__ = ("consumed_capacity", "cursor", "items")
+
+    def __init__(self, items: list[Any], cursor: str | None, consumed_capacity: Any = None) -> None:
         self.items = items
         self.cursor = cursor
+        self.consumed_capacity = consumed_capacity
 
     def all(self, cls: type[E]) -> list[E]:
         """Every item of type ``cls``, in sort-key order."""
@@ -95,6 +107,39 @@ class Collection:
             counts[type(item).__qualname__] = counts.get(type(item).__qualname__, 0) + 1
         inner = ", ".join(f"{n} {name}" for name, n in counts.items())
         return f"Collection({inner or 'empty'}, {'more' if self.cursor else 'end'})"
+
+
+_UNITS = ("CapacityUnits", "ReadCapacityUnits", "WriteCapacityUnits")
+
+
+def add_capacity(total: Any, more: Any) -> Any:
+    """Two ``ConsumedCapacity`` entries of one table added up (units at the top, under
+    ``Table`` and per index); ``None`` stands for none reported."""
+    if total is None:
+        return more
+    if more is None:
+        return total
+    added = _add_units(total, more)
+    if "TableName" in total or "TableName" in more:
+        added["TableName"] = total.get("TableName", more.get("TableName"))
+    if "Table" in total or "Table" in more:
+        added["Table"] = _add_units(total.get("Table", {}), more.get("Table", {}))
+    for group in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+        if group in total or group in more:
+            left, right = total.get(group, {}), more.get(group, {})
+            added[group] = {
+                name: _add_units(left.get(name, {}), right.get(name, {}))
+                for name in dict.fromkeys([*left, *right])
+            }
+    return added
+
+
+def _add_units(left: Mapping[str, Any], right: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        unit: left.get(unit, 0.0) + right.get(unit, 0.0)
+        for unit in _UNITS
+        if unit in left or unit in right
+    }
 
 
 class KeyRef(FrozenRecord, Generic[E]):

@@ -12,7 +12,7 @@ from ..context import PlanContext
 from ..errors import ModelDefinitionError
 from ..flows import Flow, Send, is_async
 from ..keys import SENTINEL, SortCondition
-from ..paging import Collection
+from ..paging import Collection, add_capacity
 from .base import AsyncRunner, ExplainRow, SyncRunner, check_table, entity_spec
 from .bound import AsyncBoundCollection, BoundCollection
 from .keyed import KeyedPattern, KeyPlan, Order, key_plan
@@ -94,16 +94,19 @@ class CollectionPattern(KeyedPattern):
         plan = self.compile(ctx, kwargs)
         response = yield Send("Query", plan.params, self.name)
         entities, last_raw, more = self.decoder.page(response.get("Items", ()), plan.limit, ctx)
-        return Collection(entities, self.next_cursor(ctx, plan, last_raw, more, response))
+        cursor = self.next_cursor(ctx, plan, last_raw, more, response)
+        return Collection(entities, cursor, response.get("ConsumedCapacity"))
 
     def whole(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Collection]:
         """Every page merged into one collection (one Query per page)."""
         items: list[Any] = []
+        capacity: Any = None
         while True:
             page = yield from self.page(ctx, kwargs)
             items.extend(page.items)
+            capacity = add_capacity(capacity, page.consumed_capacity)
             if page.cursor is None:
-                return Collection(items, None)
+                return Collection(items, None, capacity)
             kwargs = {**kwargs, "cursor": page.cursor}
 
     # -- binding --

@@ -171,15 +171,17 @@ class QueryPattern(KeyedPattern, Generic[T]):
         plan = self.compile(ctx, kwargs)
         response = yield Send("Query", plan.params, self.name)
         items = response.get("Items", ())
+        capacity = response.get("ConsumedCapacity")
         if self.keys_only or self.hydrate:
             refs, raws, more = self._key_refs(items, plan.limit)
             cursor = self.next_cursor(ctx, plan, raws[-1] if raws else None, more, response)
             if self.keys_only:
-                return Page(refs, cursor)  # type: ignore[arg-type]  # T is KeyRef[E] here
+                return Page(refs, cursor, capacity)  # type: ignore[arg-type]  # T is KeyRef[E]
             entities = yield from self._hydrated(ctx, raws)
-            return Page(entities, cursor)
+            return Page(entities, cursor, capacity)
         entities, last_raw, more = self.decoder.page(items, plan.limit, ctx)
-        return Page(entities, self.next_cursor(ctx, plan, last_raw, more, response))
+        cursor = self.next_cursor(ctx, plan, last_raw, more, response)
+        return Page(entities, cursor, capacity)
 
     def one(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[T | None]:
         """The single match, None, or :class:`MultipleResultsError` (asks for two)."""
