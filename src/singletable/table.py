@@ -14,6 +14,13 @@ if TYPE_CHECKING:
 
 ProjectionSpec = Literal["ALL", "KEYS_ONLY"] | tuple[Literal["INCLUDE"], Sequence[str]]
 BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
+StreamViewType = Literal["NEW_AND_OLD_IMAGES", "NEW_IMAGE", "OLD_IMAGE", "KEYS_ONLY"]
+STREAM_VIEW_TYPES: tuple[StreamViewType, ...] = (
+    "NEW_AND_OLD_IMAGES",
+    "NEW_IMAGE",
+    "OLD_IMAGE",
+    "KEYS_ONLY",
+)
 
 
 def _projection_dict(projection: ProjectionSpec) -> dict[str, Any]:
@@ -139,6 +146,9 @@ class Table:
     """One overloaded DynamoDB table.
 
     ``name`` is the default physical name (a ``Repository`` may override it per stage).
+    ``stream`` turns on the table's DynamoDB stream with that view type
+    (``"NEW_AND_OLD_IMAGES"``, ``"NEW_IMAGE"``, ``"OLD_IMAGE"`` or ``"KEYS_ONLY"``): see
+    :mod:`singletable.streams`.
     """
 
     # Equality is identity: two tables are the same table only if they are one object.
@@ -153,6 +163,7 @@ class Table:
         "pk",
         "provisioned",
         "sk",
+        "stream",
         "ttl_attribute",
         "type_attribute",
     )
@@ -169,6 +180,7 @@ class Table:
         provisioned: tuple[int, int] | None = None,
         delimiter: str = "#",
         key_values: Literal["refuse", "escape"] = "refuse",
+        stream: StreamViewType | None = None,
     ) -> None:
         self.name = name
         self.pk = pk
@@ -180,6 +192,7 @@ class Table:
         self.provisioned = provisioned
         self.delimiter = delimiter
         self.key_values: Literal["refuse", "escape"] = key_values
+        self.stream: StreamViewType | None = stream
         self._entities: dict[str, type] = {}
         self._index_keys: dict[str | None, IndexKeys] = {}
 
@@ -194,6 +207,11 @@ class Table:
             raise ModelDefinitionError(
                 f"Table {self.name!r}: key_values must be 'refuse' or 'escape', "
                 f"not {self.key_values!r}"
+            )
+        if self.stream is not None and self.stream not in STREAM_VIEW_TYPES:
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: stream must be one of {', '.join(STREAM_VIEW_TYPES)} "
+                f"(or None), not {self.stream!r}"
             )
         if self.billing_mode == "PROVISIONED" and self.provisioned is None:
             raise ModelDefinitionError(
@@ -245,7 +263,7 @@ class Table:
             f"indexes={self.indexes!r}, ttl_attribute={self.ttl_attribute!r}, "
             f"type_attribute={self.type_attribute!r}, billing_mode={self.billing_mode!r}, "
             f"provisioned={self.provisioned!r}, delimiter={self.delimiter!r}, "
-            f"key_values={self.key_values!r})"
+            f"key_values={self.key_values!r}, stream={self.stream!r})"
         )
 
     # -- lookups -----------------------------------------------------------------------------
@@ -341,11 +359,15 @@ class Table:
         params["BillingMode"] = self.billing_mode
         if throughput:
             params["ProvisionedThroughput"] = throughput
+        if self.stream is not None:
+            params["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.stream}
         return params
 
     def cloudformation(self, table_name: str | None = None) -> dict[str, Any]:
         """An ``AWS::DynamoDB::Table`` resource for this table."""
         props = self.create_table_params(table_name)
+        if self.stream is not None:  # CloudFormation's StreamSpecification has no StreamEnabled
+            props["StreamSpecification"] = {"StreamViewType": self.stream}
         if self.ttl_attribute:
             props["TimeToLiveSpecification"] = {
                 "AttributeName": self.ttl_attribute,
@@ -363,7 +385,8 @@ class Table:
         poll_interval: float = 0.05,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        """Create the table, wait until it and its indexes are ACTIVE, then enable TTL.
+        """Create the table (with its stream, when ``stream=`` is set), wait until it and its
+        indexes are ACTIVE, then enable TTL.
 
         DynamoDB refuses ``UpdateTimeToLive`` while a table is CREATING, so TTL is enabled only
         after the wait (and only when ``wait`` is true, otherwise it cannot be done yet).
