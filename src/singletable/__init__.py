@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from .expressions import Attr, Condition, Param
     from .markers import CreatedAt, Unique, UpdatedAt, Version
     from .paging import Collection, KeyRef, Page
-    from .projection import Projection
     from .patterns import ExplainRow, collection, get, query
+    from .projection import Projection
+    from .reads.propagate import PropagationReport, propagate
     from .repository import Repository
     from .table import GSI, LSI, Table
     from .transactions import CancellationReason, Transaction, transaction
@@ -50,6 +51,8 @@ _EXPORTS: dict[str, str] = {
     "collection": "patterns",
     "get": "patterns",
     "query": "patterns",
+    "PropagationReport": "reads.propagate",
+    "propagate": "reads.propagate",
     "Repository": "repository",
     "GSI": "table",
     "LSI": "table",
@@ -75,6 +78,7 @@ __all__ = [
     "Page",
     "Param",
     "Projection",
+    "PropagationReport",
     "Repository",
     "RetryPolicy",
     "SingleTableError",
@@ -87,6 +91,7 @@ __all__ = [
     "client_config",
     "collection",
     "get",
+    "propagate",
     "query",
     "transaction",
 ]

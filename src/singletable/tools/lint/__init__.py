@@ -29,6 +29,8 @@ Rules (code, severity, subject):
 ``filter``                  info      pattern: a server-side filter, with a waste estimate
 ``implicit-type-tag``       info      ``Entity``: no ``type=``, so renaming the class orphans
                                       its stored items
+``propagation``             info      pattern: a ``propagate(...)``: which fields are copies,
+                                      and the pattern it rewrites them through
 ``unused-acknowledgement``  info      acknowledgement key that matches no finding
 ``invalid-acknowledgement`` error     acknowledgement key with an unknown code or no reason
 ==========================  ========  ==========================================================

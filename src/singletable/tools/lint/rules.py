@@ -98,7 +98,7 @@ def _populated(spec: EntitySpec) -> list[str | None]:
 
 
 def _rule_scan(model: _Model) -> Iterable[Finding]:
-    allowed = {"GetItem", "Query", "Query+BatchGetItem"}
+    allowed = {"GetItem", "Query", "Query+BatchGetItem", "Query+UpdateItem"}
     for name, pattern in model.patterns.items():
         operation = pattern.explain().operation
         keyed = getattr(pattern, "plan", None) is not None or operation == "GetItem"
@@ -490,6 +490,29 @@ def _rule_type_tag(model: _Model) -> Iterable[Finding]:
         )
 
 
+def _rule_propagation(model: _Model) -> Iterable[Finding]:
+    from ...reads.propagate import PropagatePattern
+
+    for name, pattern in model.patterns.items():
+        if not isinstance(pattern, PropagatePattern):
+            continue
+        source, target, to = pattern.spec, pattern.target, pattern.to
+        copies = ", ".join(
+            f"{_name(target)}.{t} copies {_name(source)}.{s}" for s, t in pattern.fields.items()
+        )
+        fields = ", ".join(f"{_name(target)}.{t}" for t in pattern.fields.values())
+        yield new_finding(
+            "propagation",
+            name,
+            f"{copies} (denormalised): propagate {name} rewrites the stale copies through "
+            f"pattern {to.name} ({to.explain().operation} on {_index_label(to.index)}, "
+            f"{to.key_condition_text()}), one UpdateItem per stale {_name(target)}",
+            f"write {', '.join(pattern.fields)} on {_name(source)} only and let {name} update "
+            f'{fields} (from the table\'s stream: router.on({_name(source)}, "MODIFY")'
+            f"(repo.{name}.on_event)); readers of the copies see the old value until then",
+        )
+
+
 _RULES: tuple[Callable[[_Model], Iterable[Finding]], ...] = (
     _rule_scan,
     _rule_key_collision,
@@ -501,6 +524,7 @@ _RULES: tuple[Callable[[_Model], Iterable[Finding]], ...] = (
     _rule_collection_order,
     _rule_filter,
     _rule_type_tag,
+    _rule_propagation,
 )
 
 
