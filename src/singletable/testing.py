@@ -16,15 +16,31 @@ mock cannot serve (the async twin's aiobotocore client) and for other processes:
         async with AsyncShop.connect(endpoint_url=url, region_name="us-east-1") as repo:
             ...
 
+This module is also a **pytest plugin**, registered through the ``pytest11`` entry point, so
+any test suite in an environment where singletable is installed gets two fixtures without a
+conftest.py::
+
+    def test_place_order(dynamodb_client):          # in-process moto, fresh for each test
+        shop.create(dynamodb_client)
+        repo = Shop(client=dynamodb_client)
+        ...
+
+    def test_async_service(dynamodb_endpoint):      # a moto server on 127.0.0.1, reset per test
+        ...  # AsyncShop.connect(endpoint_url=dynamodb_endpoint, region_name="us-east-1")
+
+The plugin imports neither moto nor boto3 until a test asks for one of its fixtures.
+
 moto is an optional dependency: ``pip install "singletable[demo]"`` or
-``pip install moto[dynamodb]``.
+``pip install moto[dynamodb,server]``.
 """
 
 from __future__ import annotations
 
+import http.client
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import boto3
@@ -32,7 +48,7 @@ if TYPE_CHECKING:
 
     from .table import Table
 
-__all__ = ["local_endpoint", "local_table"]
+__all__ = ["local_endpoint", "local_table", "reset_endpoint"]
 
 _session: boto3.session.Session | None = None
 
@@ -101,6 +117,14 @@ def local_table(
         with _endpoint_table(table, table_name, region, endpoint) as remote:
             yield remote
         return
+    with _moto_client(region) as client:
+        table.create(client, table_name=table_name)
+        yield client
+
+
+@contextmanager
+def _moto_client(region: str = "us-east-1") -> Iterator[DynamoDBClient]:
+    """A boto3 client on an in-process moto started for the block (no tables)."""
     try:
         import moto
     except ImportError:
@@ -126,7 +150,6 @@ def local_table(
             aws_secret_access_key=DUMMY_KEY,
             config=Config(**options),
         )
-        table.create(client, table_name=table_name)
         yield client
     finally:
         mock.stop()
@@ -151,3 +174,61 @@ def _endpoint_table(
     finally:
         client.delete_table(TableName=table_name or table.name)
         client.close()
+
+
+def reset_endpoint(url: str) -> None:
+    """Forget every table (all of moto's state) on the moto server at ``url``."""
+    parts = urlsplit(url)
+    conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=10)
+    try:
+        conn.request("POST", "/moto-api/reset")
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise RuntimeError(f"resetting the moto server at {url} failed: HTTP {response.status}")
+    finally:
+        conn.close()
+
+
+# -- the pytest plugin (entry point pytest11: singletable = "singletable.testing") -----------------
+
+try:
+    import pytest
+except ImportError:  # local_table and local_endpoint need no pytest
+    pass
+else:
+
+    @pytest.fixture
+    def dynamodb_client() -> Iterator[DynamoDBClient]:
+        """A boto3 DynamoDB client on an in-process moto that starts empty for each test
+        (us-east-1, dummy credentials, ``AWS_ENDPOINT_URL*`` ignored). Create your tables with
+        ``table.create(dynamodb_client)``. Skips the test when moto is not installed."""
+        try:
+            with _moto_client() as client:
+                yield client
+        except RuntimeError as exc:
+            if str(exc) != MOTO_MISSING:
+                raise
+            pytest.skip(MOTO_MISSING)
+
+    @pytest.fixture(scope="session")
+    def singletable_moto_server() -> Iterator[str]:
+        """The URL of one moto server on 127.0.0.1 for the whole test session (see
+        ``dynamodb_endpoint``, which resets it for each test)."""
+        try:
+            with local_endpoint() as url:
+                yield url
+        except RuntimeError as exc:
+            if str(exc) != MOTO_MISSING:
+                raise
+            pytest.skip(MOTO_MISSING)
+
+    @pytest.fixture
+    def dynamodb_endpoint(singletable_moto_server: str) -> str:
+        """The URL (``http://127.0.0.1:PORT``) of a moto server with no tables: one server
+        per session, reset before each test. For clients that in-process moto cannot serve
+        (the async twin's aiobotocore) and for other processes; any region and dummy
+        credentials work. Tables: ``local_table(table, endpoint=dynamodb_endpoint)`` or
+        ``table.create(client)``."""
+        reset_endpoint(singletable_moto_server)
+        return singletable_moto_server
