@@ -205,8 +205,12 @@ class StreamRouter:
     __slots__ = ("_handlers", "_specs", "_tags", "repository", "table")
 
     def __init__(self, repository: type[RepositoryBase]) -> None:
+        from .core import RepositoryBase
+
         table = getattr(repository, "__singletable_table__", None)
-        if not isinstance(repository, type) or table is None:
+        if not (isinstance(repository, type) and issubclass(repository, RepositoryBase)) or (
+            table is None
+        ):
             raise ModelDefinitionError(
                 f"StreamRouter takes a repository class declared on a table, not {repository!r}"
             )
