@@ -283,6 +283,7 @@ def test_help_entry_point() -> None:
         (["explain", "tests.models:Store", "--format", "yaml"], "invalid choice"),
         (["layout", "tests.models:Store"], "--items"),
         (["layout", "tests.models:Store", "--items", "x.json", "--table", "T"], "--table"),
+        (["layout", "tests.models:Store", "--seed", "m:seed"], "--seed"),
         (["schema", "tests.models:shop", "--bogus"], "unrecognized"),
     ],
 )
@@ -326,7 +327,13 @@ def test_layout_html(capsys: pytest.CaptureFixture[str], items_file: Path, tmp_p
     assert status == 0 and out == ""
     assert f"wrote {target}" in err
     page = target.read_text()
-    assert page.startswith("<!DOCTYPE html>") and page.count('<tr class="item"') == 9
+    assert page.startswith("<!DOCTYPE html>") and table_view_rows(page) == 9
+
+
+def table_view_rows(page: str) -> int:
+    """Rows of the page's table view (each index view repeats the rows it holds)."""
+    view = page.split('<section class="view" data-view="table"', 1)[1].split("</section>", 1)[0]
+    return view.count('<tr class="item"')
 
 
 def test_layout_bad_items_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -334,6 +341,95 @@ def test_layout_bad_items_file(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     bad.write_text(json.dumps([{"PK": "CUSTOMER#1"}]))
     status, _, err = cli(capsys, "layout", "tests.models:Store", "--items", str(bad))
     assert status == 2 and "wire format" in one_line(err)
+
+
+EXAMPLE_SEEDS = [
+    ("examples.counters.repository:PageViews", "examples/counters/data.json"),
+    ("examples.leaderboard.repository:Leaderboard", "examples/leaderboard/data.json"),
+    ("examples.merchant.repository:Merchants", "examples/merchant/data.json"),
+    ("examples.orders_workflow.repository:Workflow", "examples/orders_workflow/data.json"),
+    ("examples.ecommerce.repository:Shop", "src/singletable/tools/demo_shop/data.json"),
+]
+
+
+@pytest.mark.parametrize(("target", "data"), EXAMPLE_SEEDS, ids=[t for t, _ in EXAMPLE_SEEDS])
+def test_layout_takes_an_examples_seed_data(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, target: str, data: str
+) -> None:
+    """Each example's data.json goes through its seed(repo) on an embedded table; the page
+    has the table's rows and a view per index."""
+    from singletable.tools.cli import load_repository
+    from singletable.tools.layout import build_layout
+    from singletable.tools.layout_seed import items_from_file
+
+    page_path = tmp_path / "layout.html"
+    status, _, err = cli(
+        capsys, "layout", target, "--items", str(ROOT / data), "--html", str(page_path)
+    )
+    assert status == 0, err
+    page = page_path.read_text()
+    repository = load_repository(target)
+    items, _ = items_from_file(repository, ROOT / data, module=target.partition(":")[0])
+    assert len(items) > 0 and table_view_rows(page) == len(items)
+    assert f"wrote {page_path} ({len(items)} rows)" in err
+    layout = build_layout(repository, items)
+    for view in layout.views:
+        assert f'data-view="{view.ident}" data-rows="{len(view.rows)}"' in page
+
+
+def test_layout_seed_function_named_on_the_command_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "shop_seed.py").write_text(
+        textwrap.dedent(
+            """
+            import json
+            from pathlib import Path
+
+            from tests.models import Product
+
+            DATA = Path(__file__).with_name("products.json")
+
+
+            def seed(repo):
+                repo.batch_put(Product(**p) for p in json.loads(DATA.read_text())["products"])
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    other = tmp_path / "other.json"
+    other.write_text(
+        json.dumps(
+            {
+                "products": [
+                    {
+                        "product_id": "p9",
+                        "name": "Ink",
+                        "category": "office",
+                        "price": "2",
+                        "stock": 4,
+                    }
+                ]
+            }
+        )
+    )
+    status, out, err = cli(
+        capsys, "layout", "tests.models:Store", "--items", str(other), "--seed", "shop_seed:seed"
+    )
+    assert status == 0, err
+    assert "── PRODUCT#p9 (1 item)" in out and "seeded through shop_seed.seed" in out
+    # without --seed, tests.models has no seed(repo): one line, status 2
+    status, _, err = cli(capsys, "layout", "tests.models:Store", "--items", str(other))
+    assert status == 2 and "no seed(repo) function in tests.models" in one_line(err)
+
+
+def test_layout_help_says_how_items_files_are_told_apart(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = cli(capsys, "layout", "--help")
+    assert status == 0
+    assert "wire-format items" in out and '"Items" list' in out
+    assert "seed data" in out and "seed(repo)" in out and "--seed MODULE:FUNCTION" in out
 
 
 @pytest.mark.backend("moto_server")
@@ -531,7 +627,7 @@ def test_demo_writes_the_layout_view(demo_dir: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     assert "wrote shop.html (4 items)" in result.stdout
     page = (demo_dir / "shop.html").read_text()
-    assert page.startswith("<!DOCTYPE html>") and page.count('<tr class="item"') == 4
+    assert page.startswith("<!DOCTYPE html>") and table_view_rows(page) == 4
     assert 'data-pattern="customer_orders"' in page
     assert len(demo_lines(result.stdout)) == 5
 

@@ -1,5 +1,6 @@
-"""The layout view: grouping, pattern evaluation, text and HTML rendering, and the HTML
-rendered in headless Chromium (DOM, console, network, clicks)."""
+"""The layout view: grouping, index views, pattern evaluation, items and seed data, text and
+HTML rendering, and the HTML rendered in headless Chromium (DOM, console, network, clicks, and
+its geometry at 1400x1000 and 1920x1080)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import shutil
 import socket
 import struct
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -23,6 +25,8 @@ from typing import Any
 
 import pytest
 
+from singletable import GSI, LSI, Entity, Repository, Table, get, query
+from singletable.tools.demo_shop import repository as demo_shop
 from singletable.tools.layout import (
     ItemsError,
     Layout,
@@ -32,6 +36,7 @@ from singletable.tools.layout import (
     render_text,
 )
 from singletable.tools.layout_html import render_html
+from singletable.tools.layout_seed import find_seed, items_from_file, seed_items
 
 from .models import (
     Customer,
@@ -169,6 +174,117 @@ def test_every_pattern_has_a_view(layout: Layout) -> None:
     assert [v.name for v in layout.patterns] == list(Store.__patterns__)
 
 
+def test_a_single_result_pattern_alone_warns_of_several_matches(layout: Layout) -> None:
+    """Only ``one=True`` patterns warn when a call matches several rows (every query did,
+    after QueryPattern's flag was renamed one_only)."""
+    orders = call(layout, "customer_orders", "customer_orders(customer_id='c1')")
+    assert len(orders.returned) == 2 and orders.note == ""
+    items = sample_items()
+    twin = dict(items[1], PK={"S": "CUSTOMER#c3"}, customer_id={"S": "c3"})
+    twin["GSI1PK"] = {"S": "EMAIL#ann@example.com"}  # a second item under Ann's email
+    twin["GSI1SK"] = {"S": "CUSTOMER#c3"}
+    doubled = build_layout(Store, [*items, twin])
+    by_email = call(doubled, "customer_by_email", "customer_by_email(email='ann@example.com')")
+    assert len(by_email.returned) == 2 and "MultipleResultsError" in by_email.note
+
+
+# -- index views --------------------------------------------------------------------------------
+
+
+def test_every_index_has_a_view_with_its_members_in_key_order(layout: Layout) -> None:
+    assert [v.ident for v in layout.views] == ["table", "GSI1", "GSI2", "GSI3"]
+    table = layout.view(None)
+    assert [r.number for r in table.rows] == [r.number for r in layout.rows]
+    for view in layout.views[1:]:
+        members = [r for r in layout.rows if view.pk in r.item and view.sk in r.item]
+        assert sorted(r.number for r in view.rows) == [r.number for r in members]
+        for partition, rows in view.partitions:
+            assert {r.text(view.pk) for r in rows} == {partition}
+            keys = [r.text(view.sk or "") for r in rows]
+            assert keys == sorted(keys)
+    # GSI2 is sparse: only the pending order carries its keys
+    pending = layout.view("GSI2")
+    assert [r.item["order_id"]["S"] for r in pending.rows] == ["o1"] and pending.sparse
+    assert "sparse: 1 of 9 items" in pending.describe()
+
+
+def test_a_keys_only_index_shows_only_keys(layout: Layout) -> None:
+    refs = layout.view("GSI3")
+    assert refs.projection == "KEYS_ONLY" and not refs.shows_type
+    assert refs.attributes == {"ORDER": ["PK", "SK"]}
+    assert "_type is not projected" in refs.describe()
+    full = layout.view("GSI1")
+    assert full.shows_type
+    assert full.attributes["ORDER"][:2] == ["PK", "SK"]
+    assert "total" in full.attributes["ORDER"] and "_type" not in full.attributes["ORDER"]
+
+
+def test_table_view_columns_per_type_follow_keys_then_fields(layout: Layout) -> None:
+    columns = layout.view(None).attributes
+    assert columns["ORDER"][:4] == ["GSI1PK", "GSI1SK", "GSI2PK", "GSI2SK"]
+    assert columns["ORDER"][6:] == [
+        "customer_id",
+        "order_id",
+        "created_at",
+        "status",
+        "total",
+        "customer_name",
+    ]
+    assert columns["CUSTOMER"][2:5] == ["customer_id", "name", "email"]
+    assert columns["__unique__"] == ["_owner"]
+    assert all("PK" not in c and "SK" not in c and "_type" not in c for c in columns.values())
+
+
+views_table = Table(
+    "Views",
+    indexes=[
+        GSI("Inverted", pk="SK", sk="PK"),
+        LSI("ByRank", sk="LSI1SK"),
+        GSI("ByName", pk="GSI1PK", sk="GSI1SK", projection=("INCLUDE", ["name"])),
+    ],
+)
+
+
+class Player(Entity, table=views_table, type="PLAYER"):
+    player_id: str
+    name: str
+    score: int
+
+    class Keys:
+        pk = "PLAYER#{player_id}"
+        sk = "PROFILE"
+        ByName = ("NAME#{name}", "PLAYER#{player_id}")
+
+
+class Players(Repository, table=views_table):
+    player = get(Player)
+    players_by_name = query(Player, index="ByName", keys_only=True)
+
+
+def test_inverted_local_and_include_indexes() -> None:
+    items = [Player(player_id=p, name=n, score=1).to_item() for p, n in (("a", "Ann"), ("b", "Bo"))]
+    for rank in ("10", "9", "100"):  # numbers sort by value in an index, not as text
+        items.append(
+            {
+                "PK": {"S": "PLAYER#a"},
+                "SK": {"S": f"RUN#{rank}"},
+                "_type": {"S": "RUN"},
+                "LSI1SK": {"N": rank},
+            }
+        )
+    layout = build_layout(Players, json.loads(json.dumps(items)))
+    inverted, by_rank, by_name = layout.views[1:]
+    assert (inverted.kind, inverted.key_columns) == ("GSI", ["SK", "PK"])
+    assert [p for p, _ in inverted.partitions] == ["PROFILE", "RUN#10", "RUN#100", "RUN#9"]
+    assert [r.text("PK") for r in inverted.partitions[0][1]] == ["PLAYER#a", "PLAYER#b"]
+    assert (by_rank.kind, by_rank.key_columns) == ("LSI", ["PK", "LSI1SK"])
+    assert [r.text("LSI1SK") for r in by_rank.rows] == ["9", "10", "100"]
+    assert by_name.projection == "INCLUDE" and not by_name.shows_type
+    assert by_name.attributes == {"PLAYER": ["PK", "SK", "name"]}
+    assert "projection INCLUDE name" in by_name.describe()
+    assert "ByName" in render_text(layout) and "LSI ByRank" in render_text(layout)
+
+
 # -- items --------------------------------------------------------------------------------------
 
 
@@ -210,6 +326,88 @@ def test_item_without_partition_key() -> None:
         build_layout(Store, [{"SK": {"S": "x"}}])
 
 
+# -- seed data ----------------------------------------------------------------------------------
+
+
+def test_seed_data_is_loaded_through_the_repository(demo_layout: Layout) -> None:
+    data = json.loads(demo_shop.DATA.read_text())
+    counts: dict[str | None, int] = {}
+    for row in demo_layout.rows:
+        counts[row.type_name] = counts.get(row.type_name, 0) + 1
+    orders = data["orders"]
+    assert counts == {
+        "CUSTOMER": len(data["customers"]),
+        "PRODUCT": len(data["products"]),
+        "ORDER": len(orders),
+        "ORDER_DETAILS": len(orders),
+        "ORDER_ITEM": sum(len(order["items"]) for order in orders),
+        "PAYMENT": sum("payment" in order for order in orders),
+    }
+    assert demo_layout.source.endswith("seeded through singletable.tools.demo_shop.repository.seed")
+    # every item has PK and SK, so the inverted index holds them all, regrouped by SK
+    inverted = demo_layout.view("Inverted")
+    assert len(inverted.rows) == len(demo_layout.rows) and inverted.key_columns == ["SK", "PK"]
+
+
+def test_an_edited_copy_of_the_seed_data_is_what_loads(tmp_path: Path) -> None:
+    data = json.loads(demo_shop.DATA.read_text())
+    data["products"].append(
+        {"product_id": "p-vase", "name": "Vase", "category": "decor", "price": "9", "stock": 1}
+    )
+    copy = tmp_path / "data.json"
+    copy.write_text(json.dumps(data))
+    original = demo_shop.DATA
+    items, source = items_from_file(demo_shop.Shop, copy)
+    assert {"S": "PRODUCT#p-vase"} in [item["PK"] for item in items]
+    assert source == f"{copy}, seeded through singletable.tools.demo_shop.repository.seed"
+    assert demo_shop.DATA is original  # pointed back after the seed ran
+
+
+def test_wire_items_are_taken_as_they_are(tmp_path: Path) -> None:
+    items = sample_items()
+    for name, document in (("list.json", items), ("scan.json", {"Items": items, "Count": 9})):
+        path = tmp_path / name
+        path.write_text(json.dumps(document))
+        assert items_from_file(Store, path) == (items, str(path))
+        with pytest.raises(ItemsError, match="--seed applies to seed data only"):
+            items_from_file(Store, path, seed="tests.test_layout:seed_without_data")
+
+
+def seed_without_data(repo: Any) -> None:
+    """A seed function whose module has no DATA path to point at the file."""
+
+
+def test_seed_data_needs_a_seed_that_reads_its_data_path(tmp_path: Path) -> None:
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"customers": []}))
+    with pytest.raises(ItemsError, match=r"no seed\(repo\) function in tests\.models"):
+        items_from_file(Store, path, module="tests.models")
+    with pytest.raises(ItemsError, match="no module-level DATA path"):
+        items_from_file(Store, path, seed="tests.test_layout:seed_without_data")
+    with pytest.raises(ItemsError, match="has no function 'nothing'"):
+        find_seed(Store, seed="tests.test_layout:nothing")
+    with pytest.raises(ItemsError, match="expected MODULE:FUNCTION"):
+        find_seed(Store, seed="tests.test_layout")
+    with pytest.raises(ItemsError, match="cannot import 'no_such_module_xyz'"):
+        find_seed(Store, seed="no_such_module_xyz:seed")
+
+
+def test_seed_data_the_seed_cannot_read(tmp_path: Path) -> None:
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"shoppers": []}))
+    with pytest.raises(ItemsError, match=r"demo_shop\.repository\.seed failed on this seed data"):
+        items_from_file(demo_shop.Shop, path)
+    assert demo_shop.seed.__globals__["DATA"] == demo_shop.DATA
+
+
+def test_seed_data_without_moto_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "moto", None)
+    with pytest.raises(ItemsError, match=r'pip install "singletable\[demo\]"'):
+        seed_items(demo_shop.Shop, demo_shop.seed, demo_shop.DATA)
+
+
 # -- text ---------------------------------------------------------------------------------------
 
 
@@ -234,16 +432,26 @@ def test_text_is_aligned_and_grouped(layout: Layout) -> None:
 class DomCounter(html.parser.HTMLParser):
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[dict[str, str | None]] = []
+        self.views: dict[str, list[dict[str, str | None]]] = {}
+        self.tabs: list[str | None] = []
         self.patterns: list[str | None] = []
         self.calls = 0
         self.external: list[str] = []
 
+    @property
+    def rows(self) -> list[dict[str, str | None]]:
+        """The table view's rows."""
+        return self.views.get("table", [])
+
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         attributes = dict(attrs)
         classes = (attributes.get("class") or "").split()
+        if tag == "section" and "view" in classes:
+            self.views[str(attributes.get("data-view"))] = []
         if tag == "tr" and "item" in classes:
-            self.rows.append(attributes)
+            self.views[list(self.views)[-1]].append(attributes)
+        if tag == "button" and "tab" in classes:
+            self.tabs.append(attributes.get("data-view"))
         if tag == "section" and "pattern" in classes:
             self.patterns.append(attributes.get("data-pattern"))
         if tag == "button" and "call" in classes:
@@ -255,11 +463,18 @@ class DomCounter(html.parser.HTMLParser):
             self.external.append(str(attributes))
 
 
+def view_rows(layout: Layout) -> dict[str, list[str]]:
+    """Each view's item numbers, in display order, as the page writes them."""
+    return {v.ident: [str(r.number) for r in v.rows] for v in layout.views}
+
+
 def test_html_is_self_contained(layout: Layout) -> None:
     page = render_html(layout)
     dom = DomCounter()
     dom.feed(page)
     assert len(dom.rows) == len(layout.rows)
+    assert {v: [r["data-row"] for r in rows] for v, rows in dom.views.items()} == view_rows(layout)
+    assert dom.tabs == [v.ident for v in layout.views]
     assert dom.patterns == [v.name for v in layout.patterns]
     assert dom.external == []
     assert "http://" not in page and "https://" not in page
@@ -496,7 +711,10 @@ def test_chromium_devtools_clicks_and_console(layout: Layout, page_file: Path) -
         page.call("Page.enable")
         page.call("Page.navigate", url=page_file.as_uri())
         page.wait_for("Page.loadEventFired")
-        assert page.evaluate("document.querySelectorAll('tr.item').length") == len(layout.rows)
+        assert page.evaluate(
+            "document.querySelectorAll('section.view[data-view=table] tr.item').length"
+        ) == len(layout.rows)
+        assert page.evaluate("document.querySelector('section.view:not([hidden])').dataset.view")
         assert page.evaluate(
             "Array.from(document.querySelectorAll('section.pattern')).map(s => s.dataset.pattern)"
         ) == [v.name for v in layout.patterns]
@@ -508,16 +726,34 @@ def test_chromium_devtools_clicks_and_console(layout: Layout, page_file: Path) -
             " return b.getAttribute('aria-pressed'); })()"
         )
         assert clicked == "true"
+        status = page.evaluate("document.getElementById('status').textContent")
+        assert "returns 2 row(s)" in status and "drops 1" in status
+        shown = "section.view:not([hidden])"
         returned = page.evaluate(
-            "Array.from(document.querySelectorAll('tr.item.returned')).map(r => +r.dataset.row)"
+            f"Array.from(document.querySelectorAll('{shown} tr.item.returned'))"
+            ".map(r => +r.dataset.row)"
         )
         dropped = page.evaluate(
-            "Array.from(document.querySelectorAll('tr.item.dropped')).map(r => +r.dataset.row)"
+            f"Array.from(document.querySelectorAll('{shown} tr.item.dropped'))"
+            ".map(r => +r.dataset.row)"
         )
         assert sorted(returned) == sorted(expected.returned)
         assert dropped == expected.dropped
-        status = page.evaluate("document.getElementById('status').textContent")
-        assert "returns 2 row(s)" in status and "drops 1" in status
+        # a call on an index selects that index's view and highlights its rows there
+        by_status = call(layout, "orders_by_status", "orders_by_status(status='PENDING')")
+        page.evaluate(
+            "Array.from(document.querySelectorAll("
+            "\"section.pattern[data-pattern='orders_by_status'] button.call\"))"
+            f".find(b => b.textContent === {json.dumps(by_status.label)}).click()"
+        )
+        assert page.evaluate(f"document.querySelector('{shown}').dataset.view") == "GSI1"
+        assert (
+            page.evaluate(
+                f"Array.from(document.querySelectorAll('{shown} tr.item.returned'))"
+                ".map(r => +r.dataset.row)"
+            )
+            == by_status.returned
+        )
         page.evaluate("document.getElementById('clear').click()")
         assert page.evaluate("document.querySelectorAll('tr.item.returned').length") == 0
         # everything the page did, as events
@@ -535,3 +771,127 @@ def test_chromium_devtools_clicks_and_console(layout: Layout, page_file: Path) -
             if e.get("method") == "Network.requestWillBeSent"
         ]
         assert all(url.startswith(("file:", "data:")) for url in requests), requests
+
+
+# -- geometry at the two window sizes ------------------------------------------------------------
+
+SIZES = [(1400, 1000), (1920, 1080)]
+ONE_LINE = 30  # px: a one-line row is 25 px (18 px line, padding, border); two lines are 43
+SCREENSHOTS = os.environ.get("SINGLETABLE_LAYOUT_SCREENSHOTS")  # a folder: keep them to look at
+
+GEOMETRY = """(() => {
+  const view = document.querySelector("section.view:not([hidden])");
+  const wrap = view.querySelector(".grid-wrap");
+  const rect = (e) => { const r = e.getBoundingClientRect();
+    return {left: r.left, right: r.right, top: r.top, bottom: r.bottom, height: r.height}; };
+  const box = rect(wrap);
+  const rows = Array.from(view.querySelectorAll("tr.item")).map(rect);
+  return {
+    view: view.dataset.view,
+    pageWidth: document.documentElement.scrollWidth,
+    width: window.innerWidth,
+    box: box,
+    keys: Array.from(view.querySelectorAll("thead th.k")).map(
+      (th) => Object.assign(rect(th), {name: th.textContent})),
+    firstRowKeys: rows.length ? Array.from(
+      view.querySelectorAll("tr.item")[0].querySelectorAll("td.k")).map(rect) : [],
+    heights: rows.map((r) => r.height),
+    visible: rows.filter((r) => r.top >= box.top && r.bottom <= box.bottom).length,
+  };
+})()"""
+
+
+@pytest.fixture(scope="module")
+def demo_layout() -> Layout:
+    """The packaged demo shop, from its data.json seeded through the repository."""
+    items, source = items_from_file(demo_shop.Shop, demo_shop.DATA)
+    return build_layout(demo_shop.Shop, items, source=source)
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack("!II", data[16:24])
+    return width, height
+
+
+def _check_geometry(page: DevTools, layout: Layout, size: tuple[int, int], name: str) -> None:
+    width, height = size
+    for view in layout.views:
+        page.evaluate(f"document.querySelector('button.tab[data-view=\"{view.ident}\"]').click()")
+        shape = page.evaluate(GEOMETRY)
+        where = f"{name} {view.ident} at {width}x{height}"
+        assert shape["view"] == view.ident, where
+        # every index view is there, with its members only
+        assert len(shape["heights"]) == len(view.rows), where
+        # no horizontal overflow of the page; the key columns are visible without scrolling
+        assert shape["pageWidth"] <= width, where
+        expected = ["#", *view.key_columns] + (["_type"] if view.shows_type else [])
+        assert [k["name"] for k in shape["keys"]] == expected, where
+        box = shape["box"]
+        for cell in shape["keys"] + shape["firstRowKeys"]:
+            assert box["left"] <= cell["left"] and cell["right"] <= box["right"], where
+            assert cell["right"] <= width, where
+        # one-line rows
+        assert max(shape["heights"]) <= ONE_LINE, (where, shape["heights"])
+        # the key columns stay when the attributes are scrolled sideways
+        page.evaluate(
+            "(() => { const w = document.querySelector('section.view:not([hidden]) .grid-wrap');"
+            " w.scrollLeft = w.scrollWidth; })()"
+        )
+        scrolled = page.evaluate(GEOMETRY)
+        for cell in scrolled["keys"]:
+            assert box["left"] - 1 <= cell["left"] and cell["right"] <= box["right"] + 1, where
+        page.evaluate(
+            "document.querySelector('section.view:not([hidden]) .grid-wrap').scrollLeft = 0"
+        )
+    page.evaluate("document.querySelector('button.tab[data-view=table]').click()")
+    shape = page.evaluate(GEOMETRY)
+    # a screenful of rows (the old page showed 8 items at 1400x1000)
+    assert shape["visible"] >= min(len(layout.rows), 18), shape["visible"]
+    # a clipped cell wraps when its row is clicked, and clips again on a second click
+    wrapped = page.evaluate(
+        """(() => {
+        const cell = Array.from(document.querySelectorAll(
+            "section.view:not([hidden]) tr.item .v")).find((v) => v.scrollWidth > v.clientWidth);
+        if (!cell) { return null; }
+        const row = cell.closest("tr");
+        row.click();
+        const open = row.getBoundingClientRect().height;
+        row.click();
+        return [open, row.getBoundingClientRect().height, cell.title.length > 0];
+    })()"""
+    )
+    assert wrapped is not None, f"{name}: no clipped cell to wrap"
+    assert wrapped[0] > ONE_LINE and wrapped[1] <= ONE_LINE and wrapped[2]
+    screenshot = base64.b64decode(page.call("Page.captureScreenshot", format="png")["data"])
+    assert _png_size(screenshot) == size
+    if SCREENSHOTS:
+        (Path(SCREENSHOTS) / f"layout-{name}-{width}x{height}.png").write_bytes(screenshot)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+def test_chromium_geometry(
+    size: tuple[int, int], layout: Layout, demo_layout: Layout, tmp_path: Path
+) -> None:
+    """At 1400x1000 and 1920x1080: a view per index with the right rows, the key columns
+    (PK, SK, _type) inside the window without scrolling, one-line rows, a screenful of them,
+    cells that wrap on demand; the Store sample (sparse and KEYS_ONLY indexes) and the demo
+    shop (an inverted index, seeded from its data.json)."""
+    chromium = chromium_path()
+    width, height = size
+    with chromium_page(chromium) as page:
+        page.call("Page.enable")
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            width=width,
+            height=height,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
+        for name, subject in (("store", layout), ("demo-shop", demo_layout)):
+            path = tmp_path / f"{name}.html"
+            path.write_text(render_html(subject), encoding="utf-8")
+            page.events.clear()
+            page.call("Page.navigate", url=path.as_uri())
+            page.wait_for("Page.loadEventFired")
+            _check_geometry(page, subject, size, name)

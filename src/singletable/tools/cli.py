@@ -188,11 +188,14 @@ def _live_client(endpoint: str | None, region: str | None) -> Any:
 
 def cmd_layout(args: argparse.Namespace) -> int:
     from ..errors import SingleTableError
-    from .layout import ItemsError, build_layout, load_items, render_text, scan_items
+    from .layout import ItemsError, build_layout, render_text, scan_items
     from .layout_html import render_html
+    from .layout_seed import items_from_file
 
     if args.items and args.table:
         args.parser.error("--table reads a live table; it cannot be combined with --items")
+    if args.seed and not args.items:
+        args.parser.error("--seed loads seed data given with --items FILE.json")
     if not (args.items or args.endpoint or args.table):
         args.parser.error("give the items: --items FILE.json, or --endpoint URL [--table NAME]")
     if args.max_items < 1:
@@ -200,8 +203,13 @@ def cmd_layout(args: argparse.Namespace) -> int:
     repository = load_repository(args.target)
     try:
         if args.items:
-            items = load_items(args.items)
-            source = args.items
+            items, source = items_from_file(
+                repository,
+                args.items,
+                module=args.target.partition(":")[0],
+                seed=args.seed,
+                max_items=args.max_items,
+            )
         else:
             table_name = args.table or repository.__singletable_table__.name
             client = _live_client(args.endpoint, args.region)
@@ -279,10 +287,24 @@ unsortable-sort-key, projection-mismatch, hot-partition, prefix-overlap, unused-
 too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag."""
 
 _LAYOUT_EPILOG = """\
---items takes DynamoDB wire-format items: a JSON list like
-[{"PK": {"S": "CUSTOMER#42"}, "SK": {"S": "PROFILE"}, "_type": {"S": "CUSTOMER"}}], or the
-output of `aws dynamodb scan` ({"Items": [...]}). --endpoint/--table read a live table with a
-paginated Scan: an inspection tool, never an access pattern."""
+--items FILE.json takes either format; the JSON decides:
+  wire-format items  a JSON list like [{"PK": {"S": "CUSTOMER#42"}, "SK": {"S": "PROFILE"},
+                     "_type": {"S": "CUSTOMER"}}], or an object with an "Items" list (the
+                     output of `aws dynamodb scan`): shown as they are.
+  seed data          any other JSON object, such as the examples' data.json
+                     ({"customers": [...], ...}): loaded through the repository. The table is
+                     created in an embedded DynamoDB (moto: pip install "singletable[demo]"),
+                     seed(repo) writes it and the items are scanned back. seed is looked up in
+                     MODULE, then in the repository's module (--seed MODULE:FUNCTION to name
+                     another); it must read its module-level DATA path, which points at
+                     FILE.json while it runs.
+--endpoint/--table read a live table with a paginated Scan: an inspection tool, never an access
+pattern.
+
+The HTML page has a tab per view: the table, then every secondary index (GSI and LSI, the
+inverted index too) with the items regrouped by its keys, only the items that carry them
+(sparse indexes) and only the attributes it projects (KEYS_ONLY, INCLUDE). Rows are one line;
+click a row to wrap its cells. Non-key attributes are columns per entity type."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -340,19 +362,30 @@ def build_parser() -> argparse.ArgumentParser:
         "layout",
         help="show items grouped by partition and what each pattern returns",
         description="Show items grouped by partition (keys of the table and every index, type "
-        "tag, attributes) and, for each access pattern, the rows it returns per partition. "
-        "Prints an aligned table, or writes one self-contained HTML file with --html.",
+        "tag, attributes), each secondary index's items grouped by its keys, and, for each "
+        "access pattern, the rows it returns per partition. Prints an aligned table, or writes "
+        "one self-contained HTML file with --html.",
         epilog=_LAYOUT_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     layout.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     source = layout.add_mutually_exclusive_group()
-    source.add_argument("--items", metavar="FILE.json", help="items in DynamoDB wire format")
+    source.add_argument(
+        "--items",
+        metavar="FILE.json",
+        help="wire-format items, or seed data such as an example's data.json (see below)",
+    )
     source.add_argument("--endpoint", metavar="URL", help="scan a live table at this endpoint")
     layout.add_argument("--table", metavar="NAME", help="live table name (default: the Table's)")
     layout.add_argument("--region", metavar="REGION", help="AWS region for a live table")
     layout.add_argument(
         "--max-items", type=int, default=1000, metavar="N", help="scan at most N items (1000)"
+    )
+    layout.add_argument(
+        "--seed",
+        metavar="MODULE:FUNCTION",
+        help="the seed(repo) that loads the --items seed data (default: seed in MODULE, then "
+        "in the repository's module)",
     )
     layout.add_argument("--html", metavar="OUT", help="write a self-contained HTML file")
     layout.set_defaults(handler=cmd_layout, parser=layout)

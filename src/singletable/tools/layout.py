@@ -1,43 +1,64 @@
-"""The layout view: a table's items grouped by partition, and which rows each pattern returns.
+"""The layout view: a table's items grouped by partition, per index, and which rows each
+pattern returns.
 
-Like the GUIs of NoSQL Workbench or DynamoDB's console, it lists every item with its table key
-(PK, SK), the key attributes of every secondary index, the type tag and the other attributes,
-grouped by partition and in sort-key order. For each access pattern of the repository it then
-evaluates, in Python, the pattern's compiled key condition against those items: for every
-partition value found in the items that the pattern's partition-key template can address, the
-rows the request reads, the rows it returns (its entity types) and the rows it reads but drops
-(other types under the same key condition, which you pay for). Filters are not evaluated; they
-are shown next to the pattern.
+Like NoSQL Workbench, it shows the table's items grouped by partition in sort-key order, and
+each secondary index as its own view (``layout_views``): the items regrouped by the index's
+keys, only its members (sparse indexes) and only the attributes it projects. For each access
+pattern of the repository it then evaluates, in Python, the pattern's compiled key condition
+against those items: for every partition value found in the items that the pattern's
+partition-key template can address, the rows the request reads, the rows it returns (its
+entity types) and the rows it reads but drops (other types under the same key condition, which
+you pay for). Filters are not evaluated; they are shown next to the pattern.
 
 Items come in DynamoDB's wire format (``{"PK": {"S": "CUSTOMER#42"}, ...}``): a JSON list of
-items, or an object with an ``"Items"`` list (the output of ``aws dynamodb scan``). A live table
-is read with a paginated Scan: this is an inspection tool, not an access pattern, and the only
-place singletable sends a Scan.
+items, or an object with an ``"Items"`` list (the output of ``aws dynamodb scan``); or as seed
+data loaded through the repository (``layout_seed``). A live table is read with a paginated
+Scan: this is an inspection tool, not an access pattern, and the only place singletable sends a
+Scan.
 
 ``render_text`` gives an aligned terminal table; ``layout_html.render_html`` one self-contained
-HTML file (inline CSS and JS, no network assets) that colours rows by entity type and highlights
-the rows of a pattern call when you click it.
+HTML file (inline CSS and JS, no network assets) with one-line rows coloured by entity type, a
+tab per index, and the rows of a pattern call highlighted when you click it.
 """
 
 from __future__ import annotations
 
-import base64
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..context import PlanContext
+from .layout_items import (
+    ItemsError,
+    format_value,
+    load_items,
+    parse_items,
+    read_document,
+    scan_items,
+)
+from .layout_views import IndexView, Row, build_views, table_order
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
     from ..entity import EntitySpec
     from ..patterns import ExplainRow, Pattern
     from ..repository import Repository
 
-WIRE_TYPES = frozenset({"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"})
+__all__ = [
+    "IndexView",
+    "ItemsError",
+    "Layout",
+    "PatternCall",
+    "PatternView",
+    "Row",
+    "build_layout",
+    "format_value",
+    "load_items",
+    "parse_items",
+    "read_document",
+    "render_text",
+    "scan_items",
+]
+
 GUARD_TYPE = "__unique__"
 MAX_CALLS = 50  # pattern calls shown per pattern
 
@@ -55,120 +76,7 @@ PALETTE = (
 )
 
 
-class ItemsError(ValueError):
-    """The items file is missing, not JSON or not in DynamoDB wire format."""
-
-
-# -- items -------------------------------------------------------------------------------------
-
-
-def _check_wire(item: Any, number: int, source: str) -> dict[str, Any]:
-    problem = None
-    if not isinstance(item, dict) or not item:
-        problem = "is not a JSON object of attributes"
-    else:
-        for name, value in item.items():
-            if not (
-                isinstance(value, dict) and len(value) == 1 and next(iter(value)) in WIRE_TYPES
-            ):
-                problem = f"attribute {name!r} is not a typed value like {{'S': '...'}}"
-                break
-    if problem or not isinstance(item, dict):
-        raise ItemsError(
-            f"{source}: item {number} {problem}; items must be in DynamoDB wire format, "
-            'e.g. {"PK": {"S": "CUSTOMER#42"}, "total": {"N": "12.5"}} '
-            "(the output of `aws dynamodb scan` works as is)"
-        )
-    return item
-
-
-def parse_items(document: Any, source: str = "items") -> list[dict[str, Any]]:
-    """Wire-format items from a decoded JSON document (a list, or ``{"Items": [...]}``)."""
-    if isinstance(document, dict) and isinstance(document.get("Items"), list):
-        document = document["Items"]
-    if not isinstance(document, list):
-        raise ItemsError(
-            f"{source}: expected a JSON list of items (or an object with an 'Items' list)"
-        )
-    return [_check_wire(item, n, source) for n, item in enumerate(document, start=1)]
-
-
-def load_items(path: str | Path) -> list[dict[str, Any]]:
-    """Items from a JSON file in DynamoDB wire format."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ItemsError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ItemsError(f"{path} is not valid JSON: {exc}") from None
-    return parse_items(document, str(path))
-
-
-def scan_items(
-    client: DynamoDBClient, table_name: str, *, max_items: int = 1000
-) -> list[dict[str, Any]]:
-    """Every item of a live table, up to ``max_items``, by a paginated Scan (inspection only:
-    access patterns never scan)."""
-    items: list[dict[str, Any]] = []
-    params: dict[str, Any] = {"TableName": table_name}
-    while len(items) < max_items:
-        params["Limit"] = min(1000, max_items - len(items))
-        response = client.scan(**params)
-        items.extend(response.get("Items", []))
-        last = response.get("LastEvaluatedKey")
-        if not last:
-            break
-        params["ExclusiveStartKey"] = last
-    return items[:max_items]
-
-
-def format_value(value: Mapping[str, Any]) -> str:
-    """A wire-format value as short display text."""
-    ((tag, raw),) = value.items()
-    if tag in ("S", "N"):
-        return str(raw)
-    if tag == "BOOL":
-        return "true" if raw else "false"
-    if tag == "NULL":
-        return "null"
-    if tag == "B":
-        size = len(raw) if isinstance(raw, (bytes, bytearray)) else len(base64.b64decode(raw))
-        return f"<{size} bytes>"
-    if tag in ("SS", "NS"):
-        return "{" + ", ".join(str(v) for v in raw) + "}"
-    if tag == "BS":
-        return f"<{len(raw)} binary values>"
-    if tag == "L":
-        return "[" + ", ".join(format_value(v) for v in raw) + "]"
-    if tag == "M":
-        return "{" + ", ".join(f"{k}: {format_value(v)}" for k, v in raw.items()) + "}"
-    return str(raw)
-
-
 # -- the layout --------------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    number: int  # 1-based, in display order
-    item: dict[str, Any]
-    type_name: str | None
-    entity: str | None  # the entity class name, when the type tag is known
-
-    def text(self, attribute: str) -> str:
-        value = self.item.get(attribute)
-        return format_value(value) if value is not None else ""
-
-    def key_text(self, attribute: str | None) -> str | None:
-        if attribute is None:
-            return None
-        value = self.item.get(attribute)
-        if value is None or "S" not in value:
-            return None
-        return str(value["S"])
 
 
 @dataclass
@@ -201,9 +109,18 @@ class Layout:
     key_columns: list[str]
     type_attribute: str
     rows: list[Row]
-    partitions: list[tuple[str, list[Row]]]
+    views: list[IndexView]  # the table's first, then each secondary index
     patterns: list[PatternView]
     colours: dict[str, str]
+
+    @property
+    def partitions(self) -> list[tuple[str, list[Row]]]:
+        """The table view's partitions."""
+        return self.views[0].partitions
+
+    def view(self, index: str | None) -> IndexView:
+        """The view of the index handle ``index`` (``None``: the table)."""
+        return next(v for v in self.views if v.name == index)
 
     def attributes_text(self, row: Row) -> str:
         hidden = set(self.key_columns) | {self.type_attribute}
@@ -231,10 +148,6 @@ def _entity_specs(repository: type[Repository]) -> dict[str, EntitySpec]:
 
     table = repository.__singletable_table__
     return {name: spec_of(cls) for name, cls in table.entities.items()}
-
-
-def _row_order(row: Row, sk_attr: str | None) -> str:
-    return row.key_text(sk_attr) or ""
 
 
 def _evaluate_get(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
@@ -312,7 +225,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
             if r.key_text(pk_attr) == pk_value
             and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
         ]
-        selected.sort(key=lambda r: _row_order(r, sk_attr), reverse=pattern.order == "desc")
+        selected.sort(key=lambda r: (r.key(sk_attr), r.number), reverse=pattern.order == "desc")
         returned: list[int] = []
         dropped: list[int] = []
         for row in selected:
@@ -322,7 +235,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
                 mine = row.type_name in own_types
             (returned if mine else dropped).append(row.number)
         note = ""
-        if getattr(pattern, "one", False) and len(returned) > 1:
+        if getattr(pattern, "one_only", False) and len(returned) > 1:
             note = "more than one match: MultipleResultsError"
         view.calls.append(PatternCall(_call_label(pattern.name, values), returned, dropped, note))
     if not partitions:
@@ -365,54 +278,43 @@ def _evaluate(pattern: Pattern, ctx: PlanContext, rows: Sequence[Row]) -> Patter
 def build_layout(
     repository: type[Repository], items: Iterable[Mapping[str, Any]], *, source: str = ""
 ) -> Layout:
-    """Group ``items`` by partition and evaluate every pattern of ``repository`` on them."""
+    """Group ``items`` by partition (in the table and in each index) and evaluate every pattern
+    of ``repository`` on them."""
     from ..patterns import DeclaredPattern
 
     table = repository.__singletable_table__
     specs = _entity_specs(repository)
-    key_columns = _key_columns(repository)
-    sk_attr = table.sk
-    grouped: dict[str, list[dict[str, Any]]] = {}
+    items = list(items)
     for number, item in enumerate(items, start=1):
-        pk = item.get(table.pk)
-        if pk is None:
+        if item.get(table.pk) is None:
             raise ItemsError(f"{source or 'items'}: item {number} has no {table.pk!r} attribute")
-        grouped.setdefault(format_value(pk), []).append(dict(item))
     rows: list[Row] = []
-    partitions: list[tuple[str, list[Row]]] = []
-    for partition in sorted(grouped):
-        members = sorted(
-            grouped[partition],
-            key=lambda it: format_value(it[sk_attr]) if sk_attr and sk_attr in it else "",
-        )
-        part_rows = []
-        for item in members:
-            tag = item.get(table.type_attribute)
-            type_name = format_value(tag) if tag is not None else None
-            spec = specs.get(type_name) if type_name is not None else None
-            row = Row(len(rows) + 1, item, type_name, spec.name if spec is not None else None)
-            rows.append(row)
-            part_rows.append(row)
-        partitions.append((partition, part_rows))
+    for item in table_order(table, items):
+        tag = item.get(table.type_attribute)
+        type_name = format_value(tag) if tag is not None else None
+        spec = specs.get(type_name) if type_name is not None else None
+        rows.append(Row(len(rows) + 1, item, type_name, spec.name if spec is not None else None))
+    fields = {name: [p.attr for p in spec.codec.fields] for name, spec in specs.items()}
+    views = build_views(table, rows, fields)
     types = sorted({r.type_name for r in rows if r.type_name and r.type_name != GUARD_TYPE})
     for name in specs:
         if name not in types:
             types.append(name)
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(types)}
     ctx = PlanContext(table.name)  # compiling needs no repository and no client
-    views = []
+    patterns = []
     for value in repository.__patterns__.values():
         pattern = value.pattern if isinstance(value, DeclaredPattern) else value
-        views.append(_evaluate(pattern, ctx, rows))
+        patterns.append(_evaluate(pattern, ctx, rows))
     return Layout(
         repository,
         table.name,
         source,
-        key_columns,
+        _key_columns(repository),
         table.type_attribute,
         rows,
-        partitions,
         views,
+        patterns,
         colours,
     )
 
@@ -427,6 +329,19 @@ def _clip(text: str, width: int) -> str:
 
 def _numbers(numbers: Sequence[int]) -> str:
     return ", ".join(str(n) for n in numbers)
+
+
+def _index_text(layout: Layout) -> list[str]:
+    """Each secondary index: its partitions, with their rows (by #) in index order."""
+    if len(layout.views) == 1:
+        return []
+    out = ["Indexes (rows by #, in index order):"]
+    for view in layout.views[1:]:
+        out.append(f"  {view.describe()}")
+        for partition, rows in view.partitions:
+            out.append(f"    {_clip(partition, 60)}: {_numbers([r.number for r in rows])}")
+    out.append("")
+    return out
 
 
 def render_text(layout: Layout, *, column_width: int = 40, attributes_width: int = 60) -> str:
@@ -462,6 +377,7 @@ def render_text(layout: Layout, *, column_width: int = 40, attributes_width: int
         out.append(f"── {partition} ({len(rows)} item{'s' if len(rows) != 1 else ''})")
         out.extend(line(table_rows[row.number - 1]) for row in rows)
     out.append("")
+    out.extend(_index_text(layout))
     out.append("Access patterns (rows by #):")
     for view in layout.patterns:
         explained = view.row
