@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from singletable import GSI, LSI, Entity, Repository, Table, get, query
 from singletable.tools.demo_shop import repository as demo_shop
@@ -36,6 +38,7 @@ from singletable.tools.layout import (
     render_text,
 )
 from singletable.tools.layout_html import render_html
+from singletable.tools.layout_items import key_value
 from singletable.tools.layout_seed import find_seed, items_from_file, seed_items
 
 from .models import (
@@ -324,6 +327,55 @@ def test_unreadable_items_file(tmp_path: Path) -> None:
 def test_item_without_partition_key() -> None:
     with pytest.raises(ItemsError, match="no 'PK'"):
         build_layout(Store, [{"SK": {"S": "x"}}])
+
+
+_key_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=6)
+_key_attr = st.one_of(
+    _key_text.map(lambda text: {"S": text}),
+    st.integers(-1000, 1000).map(lambda n: {"N": str(n)}),
+    st.booleans().map(lambda b: {"BOOL": b}),  # not a key type: not in the index
+)
+
+
+@settings(max_examples=40, deadline=2000)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"PK": _key_text.map(lambda text: {"S": "P" + text})},
+            optional={"SK": _key_attr, "LSI1SK": _key_attr, "GSI1PK": _key_attr},
+        ),
+        max_size=12,
+    )
+)
+def test_views_hold_their_members_once_in_dynamodb_key_order(items: list[dict[str, Any]]) -> None:
+    """Every view holds exactly the items with key-typed values for its keys, each once, one
+    partition per distinct key value, sort keys ascending in DynamoDB's order (numbers by
+    value, strings by UTF-8 bytes)."""
+    layout = build_layout(Players, items)
+    for view in layout.views:
+        members = [
+            r.number
+            for r in layout.rows
+            if view.name is None
+            or all(
+                key_value(r.item.get(attr)) is not None
+                for attr in (view.pk, view.sk)
+                if attr is not None
+            )
+        ]
+        assert sorted(r.number for r in view.rows) == members
+        partitions = [rows[0].key(view.pk) for _, rows in view.partitions]
+        assert partitions == sorted(set(partitions))
+        for _, rows in view.partitions:
+            assert len({r.key(view.pk) for r in rows}) == 1
+            sort_keys = [r.key(view.sk) for r in rows]
+            assert sort_keys == sorted(sort_keys)
+
+
+def test_key_order_is_dynamodbs() -> None:
+    assert key_value({"N": "9"}) < key_value({"N": "10"}) < key_value({"N": "1e2"})
+    assert key_value({"S": "\uffff"}) < key_value({"S": "\U0001f600"})
+    assert key_value({"BOOL": True}) is None and key_value(None) is None
 
 
 # -- seed data ----------------------------------------------------------------------------------
