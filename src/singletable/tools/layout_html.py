@@ -59,7 +59,8 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
             '<span class="op">(a column set per entity type)</span></th>'
         )
     out = [
-        f'<section class="view" data-view="{_esc(view.ident)}" data-rows="{len(view.rows)}" '
+        f'<section class="view" role="tabpanel" data-view="{_esc(view.ident)}" '
+        f'data-rows="{len(view.rows)}" '
         f'aria-label="{_esc(view.ident)}">',
         f'<p class="view-info" title="{_esc(view.describe())}">{_esc(view.describe())} · '
         "click a row to wrap its cells</p>",
