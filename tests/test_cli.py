@@ -332,8 +332,9 @@ def test_layout_html(capsys: pytest.CaptureFixture[str], items_file: Path, tmp_p
 
 def table_view_rows(page: str) -> int:
     """Rows of the page's table view (each index view repeats the rows it holds)."""
-    view = page.split('<section class="view" data-view="table"', 1)[1].split("</section>", 1)[0]
-    return view.count('<tr class="item"')
+    match = re.search(r'<section class="view"[^>]*data-view="table".*?</section>', page, re.S)
+    assert match is not None
+    return match.group(0).count('<tr class="item"')
 
 
 def test_layout_bad_items_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
