@@ -242,7 +242,8 @@ def _slug(heading: str) -> str:
 
 
 def test_every_error_code_has_an_anchor_in_errors_md() -> None:
-    """Error messages end with ``[<code>: see docs/errors.md#<code>]``: each anchor exists."""
+    """Error messages end with ``[<code>: see <ERRORS_URL>#<code>]``: each anchor exists in
+    docs/errors.md (published at ``ERRORS_URL``)."""
     from singletable import errors
 
     text = (DOCS / "errors.md").read_text(encoding="utf-8")

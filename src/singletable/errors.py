@@ -1,9 +1,9 @@
 """Every exception singletable raises.
 
-Each class has a stable ``code`` (documented in ``docs/errors.md`` under the same anchor) and a
-message that names the culprit: the entity, field, index or key at fault. Messages name key
-values (they identify items) but never other item contents, which may be personal data.
-This module imports nothing from the package.
+Each class has a stable ``code`` (documented in ``docs/errors.md`` under the same anchor,
+published at ``ERRORS_URL``) and a message that names the culprit: the entity, field, index or
+key at fault. Messages name key values (they identify items) but never other item contents,
+which may be personal data. This module imports nothing from the package.
 """
 
 from __future__ import annotations
@@ -11,7 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-DOCS = "docs/errors.md"
+DOCS_URL = "https://singletable.readthedocs.io/"
+"""The documentation's base URL (also ``site_url`` in mkdocs.yml and the project URLs in
+pyproject.toml)."""
+ERRORS_URL = f"{DOCS_URL}errors/"
+"""The page of docs/errors.md: every error's message ends with ``ERRORS_URL#<code>``."""
 
 
 class SingleTableError(Exception):
@@ -25,7 +29,7 @@ class SingleTableError(Exception):
         self.key = key
 
     def __str__(self) -> str:
-        return f"{self.message} [{self.code}: see {DOCS}#{self.code}]"
+        return f"{self.message} [{self.code}: see {ERRORS_URL}#{self.code}]"
 
 
 class ModelDefinitionError(SingleTableError):
