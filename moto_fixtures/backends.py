@@ -56,6 +56,29 @@ _MISSING: dict[str, frozenset[str]] = {
     "endpoint": frozenset(),
 }
 
+# What a backend lacks, in words: docs/testing.md's table is generated from these, the feature
+# flags above and divergences.KNOWN_DIVERGENCES (tests/test_testing_docs.py checks it).
+FEATURE_GAPS: dict[str, str] = {
+    TRANSACTIONS: "no transactions (TransactWriteItems, TransactGetItems)",
+    TTL_API: "no UpdateTimeToLive",
+    RETURN_VALUES_ON_CCF: (
+        "no ReturnValuesOnConditionCheckFailure (a failed write does not return the item)"
+    ),
+    STREAMS: "no Streams",
+    UNPROCESSED_KEYS_AT_16MB: "BatchGetItem answers end at about 1.4 MB, not 16 MB",
+}
+OTHER_GAPS: dict[str, tuple[str, ...]] = {
+    "inproc": (
+        # a TransactGetItems on one thread saw half of a TransactWriteItems on another
+        "transactions are not atomic under threads",
+        "no aiohttp: aiobotocore clients (the async twin) need a server",
+    ),
+    "moto_server": (),
+    # keys over 2,048 (partition) / 1,024 (sort) bytes are stored (tests/test_hostile_input.py)
+    "dynalite": ("no key-size limits",),
+    "endpoint": (),
+}
+
 ENDPOINT_ENV = "AWS_ENDPOINT_URL_DYNAMODB"
 # Comma-separated feature list for the "endpoint" backend (e.g. for DynamoDB Local);
 # unset = every feature (real DynamoDB).

@@ -28,6 +28,14 @@ _NO_ITEM_ON_CCF = (
     "current item; DynamoDB and moto return it"
 )
 
+# A short phrase for each reason, for docs/testing.md's table of what each backend lacks.
+SUMMARIES: dict[str, str] = {
+    _UNUSED_EAV: "accepts unused ExpressionAttributeValues",
+    _NO_ITEM_ON_CCF: (
+        "no ReturnValuesOnConditionCheckFailure (a failed write does not return the item)"
+    ),
+}
+
 KNOWN_DIVERGENCES: dict[tuple[str, str], str] = {
     ("test_failed_write_is_classified_in_one_request", "dynalite"): _NO_ITEM_ON_CCF,
     ("test_update_keyword_form_operators", "dynalite"): _NO_ITEM_ON_CCF,
