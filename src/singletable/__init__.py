@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .errors import SingleTableError
     from .executor import CallInfo, RetryPolicy
     from .expressions import Attr, Condition, Param
-    from .markers import CreatedAt, Unique, UpdatedAt, Version
+    from .markers import CreatedAt, Shard, Unique, UpdatedAt, Version
     from .paging import Collection, KeyRef, Page
     from .patterns import ExplainRow, collection, get, query
     from .projection import Projection
@@ -40,6 +40,7 @@ _EXPORTS: dict[str, str] = {
     "Condition": "expressions",
     "Param": "expressions",
     "CreatedAt": "markers",
+    "Shard": "markers",
     "Unique": "markers",
     "UpdatedAt": "markers",
     "Version": "markers",
@@ -81,6 +82,7 @@ __all__ = [
     "PropagationReport",
     "Repository",
     "RetryPolicy",
+    "Shard",
     "SingleTableError",
     "Table",
     "Transaction",

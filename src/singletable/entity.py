@@ -137,6 +137,7 @@ class EntitySpec:
         ttl_field: str | None = None,
         computed_in_keys: tuple[str, ...] = (),
         attr_names: dict[str, str] | None = None,
+        shards: tuple[checks.ShardPlan, ...] = (),
     ) -> None:
         self.cls = cls
         self.table = table
@@ -152,12 +153,19 @@ class EntitySpec:
         self.ttl_field = ttl_field
         self.computed_in_keys = computed_in_keys
         self.attr_names: dict[str, str] = {} if attr_names is None else attr_names
+        self.shards = shards
 
     # -- names --
 
     @property
     def name(self) -> str:
         return self.cls.__qualname__
+
+    def derived_shards(self, values: Any) -> dict[str, int]:
+        """The ``Shard()`` fields' values for an entity (or a mapping of field values) holding
+        each shard's ``of`` field: what every write stores, whatever the caller passed."""
+        read = values.get if isinstance(values, Mapping) else lambda name: getattr(values, name)
+        return {plan.field: plan.value(read(plan.of)) for plan in self.shards}
 
     @property
     def type_tags(self) -> tuple[str, ...]:
@@ -548,6 +556,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         ttl_field=ttl_field,
         computed_in_keys=checks.computed_in_keys(cls, [base, *indexes.values()]),
         attr_names=facts.attr_names,
+        shards=marked.shards,
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 import types
 import typing
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Union
 
@@ -18,9 +18,9 @@ from pydantic import ValidationError
 
 from .codec import bare_annotation
 from .errors import KeyDefinitionError, ModelDefinitionError
-from .key_formats import key_type_of
+from .key_formats import key_format, key_type_of
 from .keys import KeyTemplate
-from .markers import CreatedAt, Marker, Unique, UpdatedAt, Version
+from .markers import CreatedAt, Marker, Shard, Unique, UpdatedAt, Version, shard_of
 from .table import IndexKeys, Table
 
 if TYPE_CHECKING:
@@ -87,10 +87,27 @@ def read_fields(owner: str, table: Table, fields: Mapping[str, FieldInfo]) -> Fi
     return FieldFacts(attr_names, markers, ttl_field)
 
 
-class MarkedFields:
-    """The fields holding ``Version()``, ``CreatedAt()``, ``UpdatedAt()`` and ``Unique()``."""
+class ShardPlan:
+    """A ``Shard(n, of=...)`` field as writes derive it: ``value(of_value)``."""
 
-    __slots__ = ("created", "unique", "updated", "version")
+    __slots__ = ("field", "n", "of", "render")
+
+    def __init__(self, field: str, n: int, of: str, render: Callable[[Any], str]) -> None:
+        self.field = field
+        self.n = n
+        self.of = of
+        self.render = render
+
+    def value(self, of_value: Any) -> int:
+        """The shard of a value of field ``of`` (its canonical key rendering, hashed)."""
+        return shard_of(self.render(of_value), self.n)
+
+
+class MarkedFields:
+    """The fields holding ``Version()``, ``CreatedAt()``, ``UpdatedAt()``, ``Unique()`` and
+    ``Shard()``."""
+
+    __slots__ = ("created", "shards", "unique", "updated", "version")
 
     def __init__(
         self,
@@ -98,11 +115,13 @@ class MarkedFields:
         created: str | None,
         updated: str | None,
         unique: tuple[str, ...],
+        shards: tuple[ShardPlan, ...] = (),
     ) -> None:
         self.version = version
         self.created = created
         self.updated = updated
         self.unique = unique
+        self.shards = shards
 
 
 def marked_fields(
@@ -128,7 +147,32 @@ def marked_fields(
     unique = tuple(markers.get(Unique, []))
     for ufield in unique:
         key_type_of(fields[ufield].annotation, owner=owner, field=ufield)
-    return MarkedFields(version, created, updated, unique)
+    shards = tuple(shard_plan(owner, fields, name) for name in markers.get(Shard, []))
+    return MarkedFields(version, created, updated, unique, shards)
+
+
+def shard_plan(owner: str, fields: Mapping[str, FieldInfo], name: str) -> ShardPlan:
+    """Checks of a ``Shard(n, of=...)`` field: an int field, 1 <= n <= 100, ``of`` another field
+    whose values render as key text."""
+    info = fields[name]
+    (marker,) = [
+        m for m in markers_in(info.annotation, list(info.metadata), name) if isinstance(m, Shard)
+    ]
+    where = f"{owner}.{name}"
+    if not is_int(info.annotation):
+        raise ModelDefinitionError(f"{where}: {marker.label} needs an int field")
+    if type(marker.n) is not int or not 1 <= marker.n <= 100:
+        raise ModelDefinitionError(
+            f"{where}: {marker.label}: the number of shards must be an int from 1 to 100"
+        )
+    if marker.of == name or marker.of not in fields:
+        raise ModelDefinitionError(
+            f"{where}: {marker.label}: of= must name another field of {owner} (the value "
+            "whose hash spreads the writes, e.g. the item's id)"
+        )
+    ktype = key_type_of(fields[marker.of].annotation, owner=owner, field=marker.of)
+    form = key_format(ktype, None, sort_key=False, field=marker.of, where=where)
+    return ShardPlan(name, marker.n, marker.of, form.render)
 
 
 def markers_in(annotation: Any, metadata: list[Any], where: str) -> list[Marker]:

@@ -212,9 +212,12 @@ class CursorCodec:
             token = f"{token}.{self._signature(self._secrets[0], token)}"
         return token
 
-    def decode(self, cursor: str, binding: str, attributes: frozenset[str]) -> dict[str, Any]:
+    def decode(
+        self, cursor: str, binding: str, attributes: frozenset[str] | None
+    ) -> dict[str, Any]:
         """The exclusive start key of ``cursor``; :class:`InvalidCursor` unless it is intact,
-        signed as configured, bound to ``binding`` and holds exactly ``attributes``."""
+        signed as configured, bound to ``binding`` and holds exactly ``attributes`` (``None``:
+        the caller checks the attributes, as a scatter query's composite cursor does)."""
         if not isinstance(cursor, str) or not cursor:
             raise InvalidCursor("the cursor is not a non-empty string")
         if len(cursor) > MAX_CURSOR_CHARS:
@@ -255,7 +258,7 @@ class CursorCodec:
             raise InvalidCursor("the cursor is malformed") from None
         if bound != binding:
             raise InvalidCursor("the cursor belongs to another pattern, partition, filter or order")
-        if frozenset(key) != attributes:
+        if attributes is not None and frozenset(key) != attributes:
             raise InvalidCursor("the cursor does not hold this index's key attributes")
         return key
 

@@ -21,6 +21,7 @@ from .reads.collection import CollectionPattern
 from .reads.get import GetPattern
 from .reads.keyed import Order
 from .reads.query import OneQueryPattern, QueryPattern
+from .reads.scatter import ScatterQueryPattern
 
 __all__ = [
     "CollectionPattern",
@@ -105,6 +106,8 @@ def query(
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
     project: None = ...,
+    scatter: str | None = ...,
+    max_concurrency: int | None = ...,
 ) -> QueryPattern[E]: ...
 @overload
 def query(
@@ -118,6 +121,8 @@ def query(
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
     project: type[P],
+    scatter: str | None = ...,
+    max_concurrency: int | None = ...,
 ) -> QueryPattern[P]: ...
 def query(
     entity: type[E],
@@ -130,14 +135,32 @@ def query(
     keys_only: bool = False,
     hydrate: bool = False,
     project: type[Any] | None = None,
+    scatter: str | None = None,
+    max_concurrency: int | None = None,
 ) -> QueryPattern[Any]:
     """A Query over the entity's items in one partition of the table or an index.
 
     ``order="desc"`` reads newest first; ``one=True`` returns ``E | None``; ``where=`` adds a
     server-side filter (``Param`` values become call keywords; calls may add their own
     ``where=``); ``keys_only``/``hydrate`` are for KEYS_ONLY/INCLUDE indexes; ``project=P``
-    reads only the fields of projection ``P`` and returns ``P`` instances.
+    reads only the fields of projection ``P`` and returns ``P`` instances; ``scatter="shard"``
+    names a ``Shard()`` field in the index's partition key: each page sends one Query per
+    shard at once (at most ``max_concurrency``) and merges them in sort-key order.
     """
+    options = {
+        "index": index,
+        "order": order,
+        "one": one,
+        "where": where,
+        "consistent": consistent,
+        "keys_only": keys_only,
+        "hydrate": hydrate,
+        "project": project,
+    }
+    if scatter is not None:
+        return ScatterQueryPattern(
+            entity, scatter=scatter, max_concurrency=max_concurrency, **options
+        )
     cls = OneQueryPattern if one else QueryPattern
     return cls(
         entity,

@@ -192,6 +192,33 @@ class Decoder:
                     expiring.add(tag)
         self.expiring = frozenset(expiring)
 
+    def pairs(
+        self, items: Iterable[Mapping[str, Any]], ctx: PlanContext
+    ) -> list[tuple[Mapping[str, Any], Any]]:
+        """``(raw item, result)`` for every item of the pattern's types that has not expired,
+        in item order."""
+        now = ctx.now_epoch() if self.expiring else 0
+        results = []
+        for item in items:
+            decode = self.decoder_of(item, now)
+            if decode is not None:
+                results.append((item, decode(item)))
+        return results
+
+    def decoder_of(
+        self, item: Mapping[str, Any], now: int
+    ) -> Callable[[Mapping[str, Any]], Any] | None:
+        """How to decode ``item``, or None when it is another type's or has expired (the test
+        :meth:`page` inlines, for speed)."""
+        tag = item.get(self.tag_attribute)
+        name = tag.get("S") if tag is not None else None
+        decode = self.decoders.get(name) if name is not None else None
+        if decode is None:
+            return None
+        if name in self.expiring and is_expired(item, self.ttl_attribute, now):  # type: ignore[arg-type]
+            return None
+        return decode
+
     def page(
         self, items: Iterable[Mapping[str, Any]], limit: int, ctx: PlanContext
     ) -> tuple[list[Any], Mapping[str, Any] | None, bool]:

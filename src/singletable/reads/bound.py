@@ -82,7 +82,7 @@ class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.compile(self.repo.read_context, kwargs).params
+        return self.pattern.params(self.repo.read_context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Page[T]:
         """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
@@ -117,7 +117,7 @@ class AsyncBoundQuery(AsyncBound["QueryPattern[T]"], Generic[T]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.compile(self.repo.read_context, kwargs).params
+        return self.pattern.params(self.repo.read_context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Page[T]]:
         """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
@@ -152,7 +152,7 @@ class BoundOne(Bound["OneQueryPattern[E]"], Generic[E]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.compile(self.repo.read_context, kwargs).params
+        return self.pattern.params(self.repo.read_context, kwargs)
 
     def __call__(self, **kwargs: Any) -> E | None:
         """The one matching entity, None, or :class:`MultipleResultsError`."""
@@ -164,7 +164,7 @@ class AsyncBoundOne(AsyncBound["OneQueryPattern[E]"], Generic[E]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.compile(self.repo.read_context, kwargs).params
+        return self.pattern.params(self.repo.read_context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, E | None]:
         """The one matching entity, None, or :class:`MultipleResultsError`."""
@@ -179,7 +179,7 @@ class BoundCollection(Bound["CollectionPattern"]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.compile(self.repo.read_context, kwargs).params
+        return self.pattern.params(self.repo.read_context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Collection:
         """One page of the collection: exactly one Query."""
@@ -204,7 +204,7 @@ class AsyncBoundCollection(AsyncBound["CollectionPattern"]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.compile(self.repo.read_context, kwargs).params
+        return self.pattern.params(self.repo.read_context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Collection]:
         """One page of the collection: exactly one Query."""

@@ -248,10 +248,18 @@ class KeyedPattern(Pattern):
         sk = self.plan.sk
         return sk.literal_prefix if sk is not None else ""
 
+    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The exact request for call keywords (what ``.params(**kw)`` shows)."""
+        return self.compile(ctx, kwargs).params
+
     def compile(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
         """The Query request for call keywords (pure; no I/O)."""
         if not self._known.issuperset(kwargs):  # no set built on the valid path
             raise self.argument_error(kwargs.keys() - self._known)
+        return self.compile_known(ctx, kwargs)
+
+    def compile_known(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
+        """:meth:`compile` for keywords already checked (a scatter query adds its shard)."""
         kw = dict(kwargs)
         limit = kw.pop("limit", None)
         cursor = kw.pop("cursor", None)

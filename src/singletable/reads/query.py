@@ -212,7 +212,11 @@ class QueryPattern(KeyedPattern, Generic[T]):
     def count(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[int]:
         """The number of matching live items of this entity (``Select=COUNT``, every page)."""
         kwargs = {k: v for k, v in kwargs.items() if k not in ("limit", "cursor")}
-        params = self.compile(ctx, kwargs).params
+        return (yield from self.count_request(ctx, self.compile(ctx, kwargs).params))
+
+    def count_request(self, ctx: PlanContext, params: dict[str, Any]) -> Flow[int]:
+        """Count with a compiled Query request: ``Select=COUNT``, the entity's live items only,
+        every page."""
         params.pop("Limit", None)
         params["Select"] = "COUNT"
         spec = self.specs[0]

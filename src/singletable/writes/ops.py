@@ -207,20 +207,32 @@ def validated(spec: EntitySpec, values: Mapping[str, Any]) -> Any:
         if plan.name in values:
             data[plan.input_key] = values[plan.name]
     try:
-        return spec.codec.validate(data)
+        entity = spec.codec.validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first.get("loc", ()))
         raise InvalidRequestError(
             f"{spec.name}: {loc or 'value'} is not valid: {first.get('msg')}", key=loc
         ) from None
+    return with_shards(spec, entity)
+
+
+def with_shards(spec: EntitySpec, entity: Any) -> Any:
+    """``entity`` with its ``Shard()`` fields derived from their ``of`` fields (what every
+    write stores, whatever the caller passed)."""
+    if not spec.shards:
+        return entity
+    derived = spec.derived_shards(entity)
+    if all(getattr(entity, name) == value for name, value in derived.items()):
+        return entity
+    return entity.model_copy(update=derived)
 
 
 def stamped(
     spec: EntitySpec, entity: Any, ctx: WriteContext, *, creating: bool, bump: bool = True
 ) -> Any:
-    """The entity as a put/create stores it: version + 1, timestamps set."""
-    changes: dict[str, Any] = {}
+    """The entity as a put/create stores it: version + 1, timestamps set, shards derived."""
+    changes: dict[str, Any] = spec.derived_shards(entity) if spec.shards else {}
     if spec.version_field and bump:
         changes[spec.version_field] = getattr(entity, spec.version_field) + 1
     if spec.created_field and (creating or getattr(entity, spec.created_field) is None):

@@ -70,6 +70,8 @@ def compile_update(
     coerced_keys = {n: spec.coerce(n, v) for n, v in key_fields.items()}
     key = spec.key_of_fields(coerced_keys)
     clauses.set_values = {n: _coerce_value(spec, n, v) for n, v in clauses.set_values.items()}
+    if spec.shards:
+        clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
     clauses.if_not_exists = {n: _coerce_value(spec, n, v) for n, v in clauses.if_not_exists.items()}
     if upsert and instance is None:
         _check_upsert_creates_whole_item(spec, coerced_keys, clauses)
@@ -414,6 +416,36 @@ def _field_kind(spec: EntitySpec, name: str) -> str:
     ):
         return "number"
     return "other"
+
+
+def _with_shards(
+    spec: EntitySpec,
+    keys: Mapping[str, Any],
+    set_values: Mapping[str, Any],
+    instance: Any,
+    upsert: bool,
+) -> dict[str, Any]:
+    """``set_values`` with each ``Shard()`` field derived from its ``of`` field whenever the
+    update sets either (a value passed for the shard is overwritten) or creates the item
+    (``upsert``); refused, naming ``of``, when the update does not know ``of``."""
+    values = dict(set_values)
+    for plan in spec.shards:
+        if not (upsert or plan.of in values or plan.field in values):
+            continue
+        if plan.of in values:
+            of_value = values[plan.of]
+        elif plan.of in keys:
+            of_value = keys[plan.of]
+        elif instance is not None:
+            of_value = getattr(instance, plan.of)
+        else:
+            raise KeyTemplateError(
+                f"{spec.name}.{plan.field} is derived from {plan.of} (Shard); pass {plan.of} in "
+                "set=, or update the entity instance",
+                key=plan.of,
+            )
+        values[plan.field] = plan.value(of_value)
+    return values
 
 
 def _coerce_value(spec: EntitySpec, name: str, value: Any) -> Any:

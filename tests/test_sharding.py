@@ -1,0 +1,243 @@
+"""Write sharding (``Shard(n, of=...)``) and scatter-gather reads (``scatter=``): the derived
+shard, the compiled requests, definition-time refusals, and paging that never skips, repeats
+or reorders, on every backend and both twins."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta, timezone
+from enum import Enum
+from typing import Annotated, Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from singletable import GSI, Entity, Repository, Shard, Table, get, query
+from singletable.entity import spec_of
+from singletable.errors import (
+    InvalidCursor,
+    KeyTemplateError,
+    ModelDefinitionError,
+    PatternArgumentError,
+)
+from singletable.markers import shard_of
+from singletable.writes.ops import WriteContext
+from singletable.writes.update import compile_update
+
+SHARDS = 4
+T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+desk = Table("Desk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+class State(str, Enum):
+    OPEN = "OPEN"
+    CLOSED = "CLOSED"
+
+
+class Ticket(Entity, table=desk, type="TICKET"):
+    ticket_id: str
+    state: State
+    opened_at: datetime
+    shard: Annotated[int, Shard(SHARDS, of="ticket_id")] = 0
+
+    class Keys:
+        pk = "TICKET#{ticket_id}"
+        sk = "TICKET"
+        GSI1 = ("STATE#{state}#{shard}", "{opened_at}#{ticket_id}")
+
+
+class Desk(Repository, table=desk):
+    ticket = get(Ticket)
+    by_state = query(Ticket, index="GSI1", scatter="shard")
+    newest_by_state = query(Ticket, index="GSI1", order="desc", scatter="shard", max_concurrency=2)
+
+
+def ticket(i: int, state: State = State.OPEN, minutes: int | None = None) -> Ticket:
+    at = T0 + timedelta(minutes=i if minutes is None else minutes)
+    return Ticket(ticket_id=f"T{i:03d}", state=state, opened_at=at)
+
+
+@pytest.fixture
+def repo(make_repo: Any) -> Desk:
+    tickets: Desk = make_repo(Desk, desk)
+    return tickets
+
+
+# -- the shard function and the derived field (no backend) --------------------------------------
+
+
+def test_the_shard_function_is_fixed() -> None:
+    """Pinned values: the stored format must never change (it is not Python's hash())."""
+    assert [shard_of(f"A{i}", 8) for i in range(6)] == [7, 4, 0, 4, 2, 5]
+    text = "T001"
+    expected = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") % 100
+    assert shard_of(text, 100) == expected
+    assert shard_of("é", 10) == int.from_bytes(hashlib.sha256(b"\xc3\xa9").digest()[:8], "big") % 10
+
+
+def test_every_write_derives_the_shard() -> None:
+    item = Desk(client=None).planner.create_op(ticket(1), None).params["Item"]
+    derived = shard_of("T001", SHARDS)
+    assert item["shard"] == {"N": str(derived)}
+    assert item["GSI1PK"] == {"S": f"STATE#OPEN#{derived}"}
+    passed = Ticket(
+        ticket_id="T001", state=State.OPEN, opened_at=T0, shard=3 if derived != 3 else 2
+    )
+    item = Desk(client=None).planner.create_op(passed, None).params["Item"]
+    assert item["shard"] == {"N": str(derived)}  # the value the caller passed is overwritten
+
+
+def test_shard_declarations_are_checked() -> None:
+    with pytest.raises(ModelDefinitionError, match="from 1 to 100"):
+
+        class Many(Entity, table=desk):
+            ticket_id: str
+            shard: Annotated[int, Shard(101, of="ticket_id")] = 0
+
+            class Keys:
+                pk = "MANY#{ticket_id}"
+
+    with pytest.raises(ModelDefinitionError, match="needs an int field"):
+
+        class Text(Entity, table=desk):
+            ticket_id: str
+            shard: Annotated[str, Shard(4, of="ticket_id")] = "0"
+
+            class Keys:
+                pk = "TEXT#{ticket_id}"
+
+    with pytest.raises(ModelDefinitionError, match="of= must name another field"):
+
+        class Nowhere(Entity, table=desk):
+            ticket_id: str
+            shard: Annotated[int, Shard(4, of="nope")] = 0
+
+            class Keys:
+                pk = "NOWHERE#{ticket_id}"
+
+    with pytest.raises(ModelDefinitionError, match="must name a Shard\\(\\) field"):
+
+        class NotShard(Repository, table=desk):
+            by_state = query(Ticket, index="GSI1", scatter="opened_at")
+
+    with pytest.raises(ModelDefinitionError, match="not in the partition key"):
+
+        class OnTable(Repository, table=desk):
+            tickets = query(Ticket, scatter="shard")
+
+
+def test_scatter_requests_and_explain() -> None:
+    repo = Desk(client=None)
+    queries = repo.by_state.params(state=State.OPEN, limit=5)["Queries"]
+    assert [q["ExpressionAttributeValues"][":pk"]["S"] for q in queries] == [
+        f"STATE#OPEN#{s}" for s in range(SHARDS)
+    ]
+    assert all(q["Limit"] == 6 and q["IndexName"] == "GSI1" for q in queries)
+    (row,) = [r for r in Desk.explain() if r.pattern == "by_state"]
+    assert row.operation == f"Query x{SHARDS}" and "scatter over shard" in row.notes
+    with pytest.raises(PatternArgumentError, match="shard"):
+        repo.by_state.params(state=State.OPEN, shard=1)
+
+
+# -- on the backends, both twins ---------------------------------------------------------------
+
+
+def test_a_first_page_sends_one_query_per_shard(repo: Desk, recorder: Any) -> None:
+    repo.batch_put([ticket(i) for i in range(12)])
+    stored = repo.ticket(ticket_id="T005")
+    assert stored is not None and stored.shard == shard_of("T005", SHARDS)
+    with recorder.expect(*["Query"] * SHARDS):
+        page = repo.by_state(state=State.OPEN, limit=5)
+    assert [t.ticket_id for t in page] == ["T000", "T001", "T002", "T003", "T004"]
+    rest = list(repo.by_state.all(state=State.OPEN, cursor=page.cursor))
+    assert [t.ticket_id for t in rest] == [f"T{i:03d}" for i in range(5, 12)]
+    assert repo.by_state.count(state=State.OPEN) == 12
+    newest = repo.newest_by_state.first(state=State.OPEN)
+    assert newest is not None and newest.ticket_id == "T011"
+    assert repo.by_state(state=State.CLOSED).items == []
+
+
+def test_a_later_page_queries_only_the_shards_left(repo: Desk, recorder: Any) -> None:
+    # every ticket in one shard: after the first page, the other shards are done
+    ids = [i for i in range(40) if shard_of(f"T{i:03d}", SHARDS) == 0][:6]
+    repo.batch_put([ticket(i) for i in ids])
+    first = repo.by_state(state=State.OPEN, limit=2)
+    recorder.clear()
+    second = repo.by_state(state=State.OPEN, limit=2, cursor=first.cursor)
+    assert recorder.operations == ["Query"]
+    assert [t.ticket_id for t in [*first, *second]] == [f"T{i:03d}" for i in ids[:4]]
+
+
+def test_a_keyword_update_keeps_the_shard_derived(repo: Desk) -> None:
+    repo.create(ticket(1))
+    closed = repo.update(Ticket, ticket_id="T001", set={"state": State.CLOSED, "shard": 9})
+    assert closed.shard == shard_of("T001", SHARDS)  # derived, whatever was passed
+    assert [t.ticket_id for t in repo.by_state.all(state=State.CLOSED)] == ["T001"]
+
+
+def test_a_keyword_update_of_a_shard_needs_its_source() -> None:
+    other = Table("Other")
+
+    class Keyed(Entity, table=other):
+        name: str
+        code: str
+        shard: Annotated[int, Shard(4, of="code")] = 0
+
+        class Keys:
+            pk = "K#{name}"
+            sk = "K"
+
+    spec = spec_of(Keyed)
+    context = WriteContext("Other", T0)
+    with pytest.raises(KeyTemplateError, match="derived from code") as caught:
+        compile_update(spec, context, key_fields={"name": "a"}, set_values={"shard": 1})
+    assert caught.value.key == "code"
+    moved = compile_update(spec, context, key_fields={"name": "a"}, set_values={"code": "x"})
+    assert moved.params["ExpressionAttributeValues"][":v1"] == {"N": str(shard_of("x", 4))}
+
+
+def test_scatter_cursors_are_bound(repo: Desk) -> None:
+    repo.batch_put([ticket(i) for i in range(6)])
+    page = repo.by_state(state=State.OPEN, limit=2)
+    with pytest.raises(InvalidCursor):
+        repo.by_state(state=State.CLOSED, cursor=page.cursor)
+    with pytest.raises(InvalidCursor):
+        repo.newest_by_state(state=State.OPEN, cursor=page.cursor)
+
+
+def sort_key(t: Ticket) -> tuple[str, str]:
+    """The index's sort key, then the table's key (ties between shards)."""
+    return f"{t.opened_at:%Y-%m-%dT%H:%M:%S.%fZ}#{t.ticket_id}", f"TICKET#{t.ticket_id}"
+
+
+@settings(
+    max_examples=10,
+    deadline=30_000,
+    # one table per test: each example deletes what the previous one wrote
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    minutes=st.lists(st.integers(0, 5), min_size=0, max_size=30),
+    limit=st.integers(1, 7),
+    descending=st.booleans(),
+)
+def test_pages_concatenate_to_the_sorted_whole(
+    make_repo: Any, minutes: list[int], limit: int, descending: bool
+) -> None:
+    repo: Desk = make_repo(Desk, desk)
+    old = list(repo.by_state.all(state=State.OPEN))
+    if old:
+        repo.batch_delete(old)
+    tickets = [ticket(i, minutes=m) for i, m in enumerate(minutes)]  # repeated sort keys too
+    if tickets:
+        repo.batch_put(tickets)
+    pattern = repo.newest_by_state if descending else repo.by_state
+    seen = []
+    for number, page in enumerate(pattern.pages(state=State.OPEN, limit=limit), start=1):
+        assert len(page.items) <= limit
+        seen += [t.ticket_id for t in page]
+        assert number <= 2 * len(tickets) + SHARDS + 2  # every page makes progress
+    expected = sorted(tickets, key=sort_key, reverse=descending)
+    assert seen == [t.ticket_id for t in expected]
