@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 from enum import Enum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from singletable import (
     GSI,
@@ -17,6 +17,7 @@ from singletable import (
     Index,
     Param,
     Repository,
+    Shard,
     Table,
     collection,
     get,
@@ -607,3 +608,47 @@ class QueueRepo(Repository, table=queue):
 
     @query(Task, index="GSI1")
     def waiting(self, *, limit: int | None = None) -> Any: ...
+
+
+# -- write sharding: a low-cardinality key spread over shards, read with scatter= ---------------
+
+sharded = Table("Sharded", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+class ShardedTicket(Entity, table=sharded, type="TICKET"):
+    """Two priorities (hot on their own), each spread over 8 GSI1 partitions."""
+
+    ticket_id: str
+    priority: Priority
+    shard: Annotated[int, Shard(8, of="ticket_id")] = 0
+
+    class Keys:
+        pk = "TICKET#{ticket_id}"
+        sk = "#TICKET"
+        GSI1 = ("PRIORITY#{priority}#{shard}", "TICKET#{ticket_id}")
+
+
+class ShardedRepo(Repository, table=sharded):
+    ticket = get(ShardedTicket)
+    tickets_by_priority = query(ShardedTicket, index="GSI1", scatter="shard")
+
+
+one_shard = Table("OneShard", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+class OneShardTicket(Entity, table=one_shard, type="TICKET"):
+    """Shard(1) spreads nothing: still two partitions."""
+
+    ticket_id: str
+    priority: Priority
+    shard: Annotated[int, Shard(1, of="ticket_id")] = 0
+
+    class Keys:
+        pk = "TICKET#{ticket_id}"
+        sk = "#TICKET"
+        GSI1 = ("PRIORITY#{priority}#{shard}", "TICKET#{ticket_id}")
+
+
+class OneShardRepo(Repository, table=one_shard):
+    ticket = get(OneShardTicket)
+    tickets_by_priority = query(OneShardTicket, index="GSI1", scatter="shard")

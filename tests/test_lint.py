@@ -77,6 +77,30 @@ def test_hot_partition_not_reported_for_high_cardinality_keys() -> None:
     assert codes(m.CleanRepo, "hot-partition") == []
 
 
+def test_hot_partition_hint_is_the_shard_to_add() -> None:
+    """The hint is the code to write: the Shard field (of= a primary-key id field outside the
+    hot key), the partition key template with it, and scatter= on the patterns reading it."""
+    found = {f.subject: f.hint for f in codes(m.HotRepo, "hot-partition")}
+    ticket = found["Ticket.GSI1"]
+    assert 'shard: Annotated[int, Shard(8, of="ticket_id")] = 0' in ticket
+    assert "'PRIORITY#{priority}#{shard}'" in ticket
+    assert 'add scatter="shard" to tickets_by_priority' in ticket
+    assert 'query(Ticket, index="GSI1", scatter="shard")' in ticket
+    assert "backfill" in ticket
+    # the table's own partition key: a constant gets the shard after the delimiter
+    assert "'QUEUE#{shard}'" in found["Job"] and 'Shard(8, of="job_id")' in found["Job"]
+    assert 'query(Job, scatter="shard")' in found["Job"]
+    assert 'Shard(8, of="shipment_id")' in found["Shipment"]
+
+
+def test_a_sharded_key_read_with_scatter_is_not_hot() -> None:
+    """Two priorities times 8 shards, read by a scatter pattern: no hot partition, and the
+    pattern's 'Query x8' is 8 keyed Queries, not a Scan."""
+    assert check(m.ShardedRepo) == []
+    (finding,) = codes(m.OneShardRepo, "hot-partition")  # Shard(1) spreads nothing
+    assert finding.subject == "OneShardTicket.GSI1"
+
+
 def test_sparse_queue_index_is_hot_and_says_sparse() -> None:
     (finding,) = codes(m.QueueRepo, "hot-partition")
     assert finding.subject == "Task.GSI1"

@@ -17,7 +17,9 @@ Rules (code, severity, subject):
 ``projection-mismatch``     error     pattern: a KEYS_ONLY/INCLUDE index read for whole
                                       entities without ``keys_only=`` or ``hydrate=``
 ``hot-partition``           warning   ``Entity`` or ``Entity.INDEX``: a partition key template
-                                      with no placeholder, or only Enum/bool/Literal ones
+                                      with no placeholder, or only Enum/bool/Literal ones (a
+                                      ``Shard(n >= 2)`` field spreads it: not reported); the
+                                      hint is the ``Shard`` line and ``scatter=`` to add
 ``prefix-overlap``          warning   ``pattern.Entity``: the pattern's ``begins_with`` prefix
                                       also matches another type's sort keys in its partition
 ``unused-index``            warning   index: declared on the table, read by no pattern

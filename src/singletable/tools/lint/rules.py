@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .findings import SEVERITIES, Finding, new_finding
 from .languages import (
@@ -102,6 +102,8 @@ def _rule_scan(model: _Model) -> Iterable[Finding]:
     for name, pattern in model.patterns.items():
         operation = pattern.explain().operation
         keyed = getattr(pattern, "plan", None) is not None or operation == "GetItem"
+        if getattr(pattern, "scatter", None) is not None:
+            operation = "Query"  # "Query xN": one keyed Query per shard
         if operation in allowed and keyed:
             continue
         yield new_finding(
@@ -114,6 +116,75 @@ def _rule_scan(model: _Model) -> Iterable[Finding]:
         )
 
 
+#: The shard count the hot-partition hint suggests.
+SUGGESTED_SHARDS = 8
+
+
+def _sharded(spec: EntitySpec, template: KeyTemplate) -> bool:
+    """Whether a partition key template holds a ``Shard(n >= 2)`` field: its writes spread
+    over n partitions per value of the other fields (a ``scatter=`` pattern reads them all)."""
+    return any(plan.n >= 2 and plan.field in template.fields for plan in spec.shards)
+
+
+def _shard_source(spec: EntitySpec, template: KeyTemplate) -> str | None:
+    """The field a suggested ``Shard`` hashes: a field of the entity's primary key (a get
+    can compute it) outside the hot template, preferring the last ``..._id`` (the one that
+    tells items apart), else the last one."""
+    base = spec.base
+    fields = [
+        f
+        for tpl in (base.pk, base.sk)
+        if tpl is not None
+        for f in tpl.fields
+        if f not in template.fields
+    ]
+    ids = [f for f in fields if f.lower().endswith("id")]
+    if ids:
+        return ids[-1]
+    return fields[-1] if fields else None
+
+
+def _shard_hint(model: _Model, spec: EntitySpec, index: str | None, template: KeyTemplate) -> str:
+    """The fix for a hot partition key, as the lines to write."""
+    fields = spec.cls.model_fields
+    shard = next(n for n in ("shard", "write_shard", "key_shard", "shard_") if n not in fields)
+    of = _shard_source(spec, template) or "<a field with many values>"
+    n = SUGGESTED_SHARDS
+    keyed = f"{template.text}{spec.table.delimiter}{{{shard}}}"
+    name = _name(spec)
+    readers = [
+        pattern_name
+        for pattern_name, pattern in model.patterns.items()
+        if getattr(pattern, "index", None) == index
+        and getattr(pattern, "plan", None) is not None
+        and any(s is spec for s in _pattern_specs(pattern))
+    ]
+    index_arg = f', index="{index}"' if index is not None else ""
+    reader = f'query({name}{index_arg}, scatter="{shard}")'
+    merged = f"{reader}: {n} Queries at once, merged in key order"
+    read = (
+        f'add scatter="{shard}" to {", ".join(readers)} ({merged})'
+        if readers
+        else f"read it with {merged}"
+    )
+    where = f"its {index} partition key" if index is not None else "its partition key"
+    return (
+        f'shard writes: add `{shard}: Annotated[int, Shard({n}, of="{of}")] = 0` to {name} '
+        f"(derived on every write), put {{{shard}}} in {where}: '{keyed}', and {read}; "
+        "on a live table the new field needs a backfill (repo.backfill). Or acknowledge it in "
+        "lint_acknowledge if the volume is small"
+    )
+
+
+def _key_domain(spec: EntitySpec, name: str) -> list[Any] | None:
+    """A key field's finite set of values: a ``Shard(n)`` field's 0..n-1, else
+    :func:`field_domain`'s."""
+    for plan in spec.shards:
+        if plan.field == name:
+            return list(range(plan.n))
+    return field_domain(spec, name)
+
+
 def _rule_hot_partition(model: _Model) -> Iterable[Finding]:
     for spec in model.specs:
         for index in _populated(spec):
@@ -121,12 +192,14 @@ def _rule_hot_partition(model: _Model) -> Iterable[Finding]:
             if index_spec.pk is None:
                 continue  # an LSI shares the table's partition key
             template = index_spec.pk
+            if _sharded(spec, template):
+                continue  # write-sharded: n partitions per value, read with scatter=
             where = f"{_name(spec)}" + (f" on {index}" if index else "")
             attr = index_spec.keys.pk
             if not template.fields:
                 reason = "has no placeholder: every item goes to one partition"
             else:
-                domains = [(f, field_domain(spec, f)) for f in template.fields]
+                domains = [(f, _key_domain(spec, f)) for f in template.fields]
                 if any(values is None for _, values in domains):
                     continue
                 count = 1
@@ -146,10 +219,7 @@ def _rule_hot_partition(model: _Model) -> Iterable[Finding]:
                 f"hot partition: {where}{sparse} partition key {attr} = {template.text!r} "
                 f"{reason}, which caps throughput at one partition's limits "
                 "(about 1,000 writes/s, 3,000 reads/s)",
-                f"shard writes: append a shard to the key, e.g. "
-                f"'{template.text}#{{shard}}' with shard a computed field such as "
-                "hash(id) % 10, and query every shard; or acknowledge it in lint_acknowledge "
-                "if the volume is small",
+                _shard_hint(model, spec, index, template),
             )
 
 
