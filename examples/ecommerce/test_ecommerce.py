@@ -14,12 +14,24 @@ import pytest
 from examples.conftest import NOW, readme_table, run_example_calls
 from singletable.errors import (
     ConditionFailed,
+    InvalidRequestError,
     KeyTemplateError,
     MultipleResultsError,
+    PatternArgumentError,
     TransactionCanceled,
 )
+from singletable.markers import shard_of
 
-from .models import Customer, Order, OrderDetails, OrderItem, OrderStatus, Payment, Product
+from .models import (
+    Customer,
+    Order,
+    OrderDetails,
+    OrderItem,
+    OrderStatus,
+    OrderSummary,
+    Payment,
+    Product,
+)
 from .repository import EXAMPLE_CALLS, Shop, build_order, seed
 
 transactions = pytest.mark.requires("transactions")
@@ -51,7 +63,8 @@ def test_example_calls_cover_every_pattern() -> None:
 # -- reads ------------------------------------------------------------------------------------
 
 
-def test_every_pattern_is_one_request(repo: Shop, recorder: Any) -> None:
+def test_every_pattern_sends_what_explain_says(repo: Shop, recorder: Any) -> None:
+    """One request per pattern, except orders_by_status: one Query per shard (Query x8)."""
     results = run_example_calls(repo, recorder, EXAMPLE_CALLS)
 
     (ann,) = results["customer"]
@@ -59,6 +72,11 @@ def test_every_pattern_is_one_request(repo: Shop, recorder: Any) -> None:
     assert results["customer_by_email"] == [ann]
     assert all(isinstance(o, Order) for o in results["customer_orders"])
     assert ids(results["customer_orders"]) == ["o-1003", "o-1002", "o-1001"]  # newest first
+    summaries = results["order_summaries"]
+    assert all(isinstance(s, OrderSummary) for s in summaries)
+    assert [(s.order_id, s.status, s.total) for s in summaries] == [
+        (o.order_id, o.status, o.total) for o in results["customer_orders"]
+    ]
     # Both bounds are the exact created_at of an order: between includes them.
     assert ids(results["orders_placed_between"]) == ["o-1001", "o-1002"]
     assert ids(results["orders_by_status"]) == ["o-1006", "o-1005", "o-1003"]
@@ -111,6 +129,49 @@ def test_paging_a_customers_orders(repo: Shop, recorder: Any) -> None:
         "o-1002",
         "o-1001",
     ]
+
+
+def test_order_summaries_read_only_their_fields(repo: Shop, recorder: Any) -> None:
+    """The projection's request names its attributes (plus the type tag and the keys a cursor
+    needs); what comes back is a read-only OrderSummary, and its cursor pages like any."""
+    with recorder.expect("Query"):
+        first = repo.order_summaries(customer_id="c1", limit=2)
+    (request,) = recorder.params("Query")
+    projected = {
+        request["ExpressionAttributeNames"][name]
+        for name in request["ProjectionExpression"].split(", ")
+    }
+    assert {"order_id", "created_at", "status", "total", "_type", "PK", "SK"} <= projected
+    assert not projected & {"customer_name", "item_count", "GSI1PK", "shard"}
+    assert [s.order_id for s in first] == ["o-1003", "o-1002"]
+    rest = repo.order_summaries(customer_id="c1", cursor=first.cursor)
+    assert [s.order_id for s in rest] == ["o-1001"] and rest.cursor is None
+    with pytest.raises(InvalidRequestError, match="OrderSummary"):
+        repo.put(first.items[0])  # type: ignore[call-overload]
+
+
+def test_orders_by_status_spread_over_eight_shards(repo: Shop, recorder: Any) -> None:
+    """Every write derives Order.shard from the order id; one call reads the status's 8
+    partitions at once and merges them newest first, paging without skips or repeats."""
+    queries = repo.orders_by_status.params(status=OrderStatus.PENDING)["Queries"]
+    assert [q["ExpressionAttributeValues"][":pk"]["S"] for q in queries] == [
+        f"STATUS#PENDING#{shard}" for shard in range(8)
+    ]
+    pending = ["o-1006", "o-1005", "o-1003"]
+    assert len({shard_of(order_id, 8) for order_id in pending}) == 3  # three partitions
+    stored = repo.customer_orders.first(customer_id="c2")
+    assert stored is not None and stored.shard == shard_of(stored.order_id, 8)
+    seen = []
+    with recorder.expect(*["Query"] * 8):
+        page = repo.orders_by_status(status=OrderStatus.PENDING, limit=2)
+    seen += ids(page)
+    while page.cursor is not None:
+        page = repo.orders_by_status(status=OrderStatus.PENDING, limit=2, cursor=page.cursor)
+        seen += ids(page)
+    assert seen == pending
+    assert repo.orders_by_status.count(status=OrderStatus.SHIPPED) == 2
+    with pytest.raises(PatternArgumentError, match="shard"):
+        repo.orders_by_status(status=OrderStatus.PENDING, shard=1)  # type: ignore[call-arg]
 
 
 def test_orders_placed_between_is_a_range_of_the_sort_key(repo: Shop) -> None:

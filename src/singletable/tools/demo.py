@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import itertools
 import sys
 import time
 import uuid
@@ -291,6 +292,25 @@ def _write_layout(
     progress.print(f"       wrote {target} ({len(view.rows)} items): open it in a browser")
 
 
+def expected_operations(operation: str) -> list[str]:
+    """An explain row's operation as the requests it stands for: ``Query+BatchGetItem`` is
+    one of each, ``Query x8`` (a scatter over 8 shards) is 8 Queries."""
+    sent: list[str] = []
+    for part in operation.split("+"):
+        name, _, times = part.partition(" x")
+        sent += [name] * (int(times) if times.isdigit() else 1)
+    return sent
+
+
+def operations_text(sent: Sequence[str]) -> str:
+    """Operations as explain writes them: runs of one operation as ``Query x8``."""
+    parts: list[str] = []
+    for name, run in itertools.groupby(sent):
+        times = len(list(run))
+        parts.append(name if times == 1 else f"{name} x{times}")
+    return "+".join(parts)
+
+
 def _call_text(name: str, keywords: Mapping[str, Any]) -> str:
     args = ", ".join(f"{k}={_short(v, 40)}" for k, v in keywords.items())
     return f"{name}({args})"
@@ -368,12 +388,12 @@ def run(
             sent = list(log.operations)
             requests += len(sent)
             scans += sent.count("Scan")
-            expected = row.operation.split("+")
+            expected = expected_operations(row.operation)
             ok = bool(sent) and sent == expected[: len(sent)] and not text.startswith("raised")
             failures += 0 if ok else 1
             units = log.capacity_units()
             capacity = f"{units:g} RCU" if units is not None else "capacity n/a"
-            operation = "+".join(sent) or "nothing sent"
+            operation = operations_text(sent) or "nothing sent"
             count = f"{len(sent)} request" + ("" if len(sent) == 1 else "s")
             progress.print(
                 f"[{'ok' if ok else '!!'}] {name:<{width}}  {operation:<{op_width}}  "
