@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, Union, overlo
 from typing_extensions import Self
 
 from ..entity import Entity, EntitySpec
-from ..errors import ConditionFailed, InvalidRequestError, ModelDefinitionError, NotFound
+from ..errors import ConditionFailed, InvalidRequestError, ModelDefinitionError
 from ..expressions import Attr, Condition, all_of
 from ..flows import Flow, is_async
 from ..record import FrozenRecord
@@ -250,13 +250,15 @@ class PropagatePattern(Pattern, Generic[S]):
         """Rewrite ``target``'s copies that still hold the old values (True), or leave it
         (False: no copy is stale any more, or the item is gone)."""
         spec = self.target
-        attempt = 1
-        while True:
+        failure: ConditionFailed | None = None
+        for attempt in range(ATTEMPTS + 1):
             stale = {
                 field: after for field, before, after in changed if getattr(target, field) == before
             }
             if not stale:
                 return False
+            if attempt == ATTEMPTS:
+                break
             held: list[Condition | None] = []
             for field, before, _after in changed:
                 if field in stale:
@@ -264,21 +266,19 @@ class PropagatePattern(Pattern, Generic[S]):
                     held.append(stored.not_exists() if before is None else stored.eq(before))
             try:
                 yield from planner.update(target, {**stale, "condition": all_of(held)})
-            except NotFound:
-                return False  # deleted (or expired) since the page was read
-            except ConditionFailed as failure:
-                if attempt >= ATTEMPTS:
-                    raise
-                attempt += 1
-                current = failure.item
-                if current is None:  # not returned with the failure (dynalite): read it
+            except ConditionFailed as error:  # NotFound and VersionConflict included
+                failure = error
+                current = error.item
+                if current is None:  # gone, or not returned with the failure (dynalite)
                     key = spec.primary_key(spec.key_values(target))
                     current = yield from planner.read_live(spec, key)
                 if current is None:
-                    return False
+                    return False  # deleted (or expired) since the page was read
                 target = current
                 continue
             return True
+        assert failure is not None
+        raise failure
 
     # -- binding --
 
