@@ -401,6 +401,37 @@ def test_seed_data_is_loaded_through_the_repository(demo_layout: Layout) -> None
     assert len(inverted.rows) == len(demo_layout.rows) and inverted.key_columns == ["SK", "PK"]
 
 
+def test_a_scatter_pattern_reads_every_shard_in_one_call(demo_layout: Layout) -> None:
+    """orders_by_status is scattered over Order.shard: one call per status (the shard is not
+    a call keyword), its rows gathered from every shard's partition, merged newest first."""
+    data = json.loads(demo_shop.DATA.read_text())
+    view = next(v for v in demo_layout.patterns if v.name == "orders_by_status")
+    assert view.row.operation == "Query x8"
+    assert "scatter over shard" in view.note and "Query x8" in view.note
+    numbers = {
+        row.item["order_id"]["S"]: row.number
+        for row in demo_layout.rows
+        if row.type_name == "ORDER"
+    }
+    by_status: dict[str, list[str]] = {}
+    for order in sorted(data["orders"], key=lambda o: o["created_at"], reverse=True):
+        by_status.setdefault(order["status"], []).append(order["order_id"])
+    assert {call.label: call.returned for call in view.calls} == {
+        f"orders_by_status(status={status!r})": [numbers[o] for o in orders]
+        for status, orders in sorted(by_status.items())
+    }
+    pending = by_status["PENDING"]
+    assert len(
+        {
+            row.item["GSI1PK"]["S"]
+            for row in demo_layout.rows
+            if row.number in [numbers[o] for o in pending]
+        }
+    ) == len(pending)  # each in its own shard
+    assert "orders_by_status  Query x8 on GSI1" in render_text(demo_layout)
+    assert "Query x8 on GSI1" in render_html(demo_layout)
+
+
 def test_an_edited_copy_of_the_seed_data_is_what_loads(tmp_path: Path) -> None:
     data = json.loads(demo_shop.DATA.read_text())
     data["products"].append(

@@ -8,7 +8,9 @@ pattern of the repository it then evaluates, in Python, the pattern's compiled k
 against those items: for every partition value found in the items that the pattern's
 partition-key template can address, the rows the request reads, the rows it returns (its
 entity types) and the rows it reads but drops (other types under the same key condition, which
-you pay for). Filters are not evaluated; they are shown next to the pattern.
+you pay for). Filters are not evaluated; they are shown next to the pattern. A scatter pattern
+(``scatter="shard"``) is evaluated per call, not per partition: each call reads every shard's
+partition (``pattern.shard_plans``) and its rows are merged in the pattern's order.
 
 Items come in DynamoDB's wire format (``{"PK": {"S": "CUSTOMER#42"}, ...}``): a JSON list of
 items, or an object with an ``"Items"`` list (the output of ``aws dynamodb scan``); or as seed
@@ -191,41 +193,60 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
     in_index = [r for r in rows if r.key_text(pk_attr) is not None]
     if sk_attr is not None:
         in_index = [r for r in in_index if r.key_text(sk_attr) is not None]
-    partitions: dict[str, dict[str, Any]] = {}
-    for row in in_index:
-        text = row.key_text(pk_attr)
-        assert text is not None
-        if text in partitions:
-            continue
+    # A scatter pattern's shard is not a call keyword: one call reads every shard.
+    scatter: str | None = getattr(pattern, "scatter", None)
+    calls: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+    for text in sorted({r.key_text(pk_attr) or "" for r in in_index}):
         try:
-            partitions[text] = plan.pk.parse(text)
+            values = plan.pk.parse(text)
         except SingleTableError:
             continue
+        call = {k: v for k, v in values.items() if k != scatter}
+        calls.setdefault(tuple(sorted((k, repr(v)) for k, v in call.items())), call)
     own_types = {spec.type_name for spec in pattern.specs}
     keys_only = isinstance(pattern, QueryPattern) and (pattern.keys_only or pattern.hydrate)
     filter_values = dict.fromkeys(pattern.filter_params)
+    notes = []
+    if scatter is not None:
+        notes.append(
+            f"scatter over {scatter}: each call reads all {pattern.shards} shards "
+            f"({pattern.operation}) and merges them in key order"
+        )
     if filter_values:
-        view.note = "the filter is not evaluated: rows shown are what the key condition returns"
-    for number, (_partition, values) in enumerate(sorted(partitions.items())):
+        notes.append("the filter is not evaluated: rows shown are what the key condition returns")
+    view.note = "; ".join(notes)
+    # the merged order: the index's sort key, then (scatter) the table's key, as the pattern
+    order_attributes = getattr(pattern, "order_attributes", None) or [sk_attr]
+    for number, values in enumerate(calls.values()):
         if number >= MAX_CALLS:
-            view.more_calls = len(partitions) - MAX_CALLS
+            view.more_calls = len(calls) - MAX_CALLS
             break
         try:
-            compiled = pattern.compile(ctx, {**values, **filter_values})
+            kwargs = {**values, **filter_values}
+            plans = (
+                pattern.shard_plans(ctx, kwargs)
+                if scatter is not None
+                else [pattern.compile(ctx, kwargs)]
+            )
         except SingleTableError as exc:
             view.calls.append(
                 PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
             )
             continue
-        pk_value = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
-        sort = compiled.sort
-        selected = [
-            r
-            for r in in_index
-            if r.key_text(pk_attr) == pk_value
-            and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
-        ]
-        selected.sort(key=lambda r: (r.key(sk_attr), r.number), reverse=pattern.order == "desc")
+        selected = []
+        for compiled in plans:
+            pk_value = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
+            sort = compiled.sort
+            selected += [
+                r
+                for r in in_index
+                if r.key_text(pk_attr) == pk_value
+                and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
+            ]
+        selected.sort(
+            key=lambda r: (tuple(r.key(a) for a in order_attributes), r.number),
+            reverse=pattern.order == "desc",
+        )
         returned: list[int] = []
         dropped: list[int] = []
         for row in selected:
@@ -238,7 +259,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
         if getattr(pattern, "one_only", False) and len(returned) > 1:
             note = "more than one match: MultipleResultsError"
         view.calls.append(PatternCall(_call_label(pattern.name, values), returned, dropped, note))
-    if not partitions:
+    if not calls:
         view.note = (
             view.note + "; " if view.note else ""
         ) + "no partition in these items matches the partition key template"
