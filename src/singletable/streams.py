@@ -30,6 +30,8 @@ import logging
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, overload
 
+from typing_extensions import Self
+
 from .entity import Entity, EntitySpec, spec_of
 from .errors import InvalidRequestError, ItemDecodeError, KeyTemplateError, ModelDefinitionError
 from .writes.guards import GUARD_TYPE
@@ -59,28 +61,21 @@ TTL_PRINCIPAL = "dynamodb.amazonaws.com"
 logger = logging.getLogger("singletable")
 
 
-class StreamEvent(Generic[E]):
+class StreamEvent(tuple, Generic[E]):  # type: ignore[type-arg]
     """One stream record decoded: the entity class, the item's wire ``keys``, its images
     decoded (``old``/``new``), the record's ``event_id`` and ``sequence_number``, and
     ``expired`` (True only for a deletion by TTL). ``record`` is the raw record.
 
-    Read-only; equal by value (the raw record aside).
+    Read-only (a tuple underneath: building one costs a tenth of a slotted class's
+    ``object.__setattr__`` calls); equal by value (the raw record aside) to events of the same
+    class.
     """
 
-    __slots__ = ("entity", "event_id", "expired", "keys", "new", "old", "record", "sequence_number")
+    __slots__ = ()
     event_name: ClassVar[EventName]
 
-    entity: type[E]
-    keys: Mapping[str, Any]
-    old: Any
-    new: Any
-    event_id: str
-    sequence_number: str
-    expired: bool
-    record: Mapping[str, Any] | None
-
-    def __init__(
-        self,
+    def __new__(
+        cls,
         entity: type[E],
         keys: Mapping[str, Any],
         old: E | None,
@@ -89,38 +84,60 @@ class StreamEvent(Generic[E]):
         sequence_number: str = "",
         expired: bool = False,
         record: Mapping[str, Any] | None = None,
-    ) -> None:
-        setter = object.__setattr__
-        setter(self, "entity", entity)
-        setter(self, "keys", keys)
-        setter(self, "old", old)
-        setter(self, "new", new)
-        setter(self, "event_id", event_id)
-        setter(self, "sequence_number", sequence_number)
-        setter(self, "expired", expired)
-        setter(self, "record", record)
+    ) -> Self:
+        values = (entity, keys, old, new, event_id, sequence_number, expired, record)
+        return tuple.__new__(cls, values)
 
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"stream events are read-only (cannot assign {name!r})")
+    def __getnewargs__(self) -> tuple[Any, ...]:  # copy and pickle go through __new__
+        return tuple(self)
 
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"stream events are read-only (cannot delete {name!r})")
+    @property
+    def entity(self) -> type[E]:
+        """The entity class."""
+        return self[0]  # type: ignore[no-any-return]
 
-    def _values(self) -> tuple[Any, ...]:
-        return (
-            self.entity,
-            self.keys,
-            self.old,
-            self.new,
-            self.event_id,
-            self.sequence_number,
-            self.expired,
-        )
+    @property
+    def keys(self) -> Mapping[str, Any]:
+        """The item's primary key in the wire format (``{"PK": {"S": ...}, ...}``)."""
+        return self[1]  # type: ignore[no-any-return]
+
+    @property
+    def old(self) -> E | None:
+        """The item before the change (when the view carries it)."""
+        return self[2]  # type: ignore[no-any-return]
+
+    @property
+    def new(self) -> E | None:
+        """The item after the change (when the view carries it)."""
+        return self[3]  # type: ignore[no-any-return]
+
+    @property
+    def event_id(self) -> str:
+        return self[4]  # type: ignore[no-any-return]
+
+    @property
+    def sequence_number(self) -> str:
+        """The record's ``dynamodb.SequenceNumber`` (what ``batchItemFailures`` reports)."""
+        return self[5]  # type: ignore[no-any-return]
+
+    @property
+    def expired(self) -> bool:
+        """True only for a deletion by DynamoDB's TTL process."""
+        return self[6]  # type: ignore[no-any-return]
+
+    @property
+    def record(self) -> Mapping[str, Any] | None:
+        """The raw stream record."""
+        return self[7]  # type: ignore[no-any-return]
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            return self._values() == other._values()
+            return tuple.__eq__(self[:7], other[:7])
         return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
 
     __hash__ = None  # type: ignore[assignment]  # entities are not hashable
 
@@ -138,8 +155,16 @@ class Inserted(StreamEvent[E]):
 
     __slots__ = ()
     event_name = "INSERT"
-    old: None
-    new: E
+
+    @property
+    def old(self) -> None:
+        """Always None: there was no item before."""
+        return None
+
+    @property
+    def new(self) -> E:
+        """The item created (None under the ``OLD_IMAGE`` and ``KEYS_ONLY`` views)."""
+        return self[3]  # type: ignore[no-any-return]
 
 
 class Modified(StreamEvent[E]):
@@ -149,8 +174,16 @@ class Modified(StreamEvent[E]):
 
     __slots__ = ()
     event_name = "MODIFY"
-    old: E
-    new: E
+
+    @property
+    def old(self) -> E:
+        """The item before the change (None under the ``NEW_IMAGE`` and ``KEYS_ONLY`` views)."""
+        return self[2]  # type: ignore[no-any-return]
+
+    @property
+    def new(self) -> E:
+        """The item after the change (None under the ``OLD_IMAGE`` and ``KEYS_ONLY`` views)."""
+        return self[3]  # type: ignore[no-any-return]
 
 
 class Removed(StreamEvent[E]):
@@ -160,8 +193,16 @@ class Removed(StreamEvent[E]):
 
     __slots__ = ()
     event_name = "REMOVE"
-    old: E
-    new: None
+
+    @property
+    def old(self) -> E:
+        """The item deleted (None under the ``NEW_IMAGE`` and ``KEYS_ONLY`` views)."""
+        return self[2]  # type: ignore[no-any-return]
+
+    @property
+    def new(self) -> None:
+        """Always None: there is no item after."""
+        return None
 
 
 AnyEvent = Inserted[Any] | Modified[Any] | Removed[Any]
@@ -202,7 +243,7 @@ class StreamRouter:
     """Decodes a table's stream records into typed events and runs the handlers registered for
     them. ``StreamRouter(Shop)`` knows every entity declared on ``Shop``'s table."""
 
-    __slots__ = ("_handlers", "_specs", "_tags", "repository", "table")
+    __slots__ = ("_handlers", "_specs", "_tag_attribute", "_tags", "repository", "table")
 
     def __init__(self, repository: type[RepositoryBase]) -> None:
         from .core import RepositoryBase
@@ -216,6 +257,7 @@ class StreamRouter:
             )
         self.repository = repository
         self.table = table
+        self._tag_attribute = table.type_attribute
         specs: dict[int, EntitySpec] = {}
         for cls in table.entities.values():
             spec = spec_of(cls)
@@ -226,10 +268,11 @@ class StreamRouter:
                 if isinstance(spec, EntitySpec):
                     specs.setdefault(id(spec), spec)
         self._specs: tuple[EntitySpec, ...] = tuple(specs.values())
-        self._tags: dict[str, EntitySpec] = {}
+        # type tag -> (spec, entity class, decode): the current tag and any former ones
+        self._tags: dict[str, tuple[EntitySpec, type, Callable[[Any], Any]]] = {}
         for spec in self._specs:
-            for tag in spec.type_tags:  # the current tag and any former ones
-                self._tags.setdefault(tag, spec)
+            for tag in spec.type_tags:
+                self._tags.setdefault(tag, (spec, spec.cls, spec.from_item))
         self._handlers: dict[tuple[type, str], list[Callable[[Any], Any]]] = {}
 
     # -- registration --
@@ -307,20 +350,20 @@ class StreamRouter:
     def decode(self, record: Mapping[str, Any]) -> AnyEvent | None:
         """One record as a typed event, or None (an unknown type or a guard item)."""
         stream = record["dynamodb"]
-        name = record["eventName"]
         new_image = stream.get("NewImage")
         old_image = stream.get("OldImage")
-        keys = stream.get("Keys") or {}
         image = new_image if new_image is not None else old_image
         if image is not None:
-            tag = image.get(self.table.type_attribute)
-            spec = self._tags.get(tag.get("S")) if tag is not None else None
-            if spec is None:
+            tag = image.get(self._tag_attribute)
+            route = self._tags.get(tag.get("S")) if tag is not None else None
+            if route is None:
                 return None  # another application's item, or a Unique() guard item
         else:
-            spec = self._spec_of_keys(keys)
-            if spec is None:
+            route = self._route_of_keys(stream.get("Keys") or {})
+            if route is None:
                 return None
+        spec, entity, from_item = route
+        name = record["eventName"]
         cls = EVENT_CLASSES.get(name)
         if cls is None:
             raise InvalidRequestError(
@@ -328,8 +371,8 @@ class StreamRouter:
                 f"{', '.join(EVENT_NAMES)})"
             )
         try:
-            new = spec.from_item(new_image) if new_image is not None else None
-            old = self._old(spec, old_image) if old_image is not None else None
+            new = None if new_image is None else from_item(new_image)
+            old = None if old_image is None else self._old(spec, old_image)
         except ItemDecodeError as error:
             raise ItemDecodeError(
                 f"stream record {stream.get('SequenceNumber')} ({name} of {spec.name}): "
@@ -341,9 +384,9 @@ class StreamRouter:
         if name == "REMOVE":
             identity = record.get("userIdentity")
             expired = identity is not None and identity.get("principalId") == TTL_PRINCIPAL
-        event: AnyEvent = cls(  # type: ignore[assignment]
-            spec.cls,
-            keys,
+        values = (
+            entity,
+            stream.get("Keys") or {},
             old,
             new,
             record.get("eventID", ""),
@@ -351,11 +394,13 @@ class StreamRouter:
             expired,
             record,
         )
+        event: AnyEvent = tuple.__new__(cls, values)  # type: ignore[assignment]
         return event
 
     def _old(self, spec: EntitySpec, image: Mapping[str, Any]) -> Any:
-        tag = image.get(self.table.type_attribute)
-        if tag is None or self._tags.get(tag.get("S")) is not spec:
+        tag = image.get(self._tag_attribute)
+        route = self._tags.get(tag.get("S")) if tag is not None else None
+        if route is None or route[0] is not spec:
             key = spec.describe_key(image)
             raise ItemDecodeError(
                 f"the old image of {key} is a "
@@ -365,7 +410,9 @@ class StreamRouter:
             )
         return spec.from_item(image)
 
-    def _spec_of_keys(self, keys: Mapping[str, Any]) -> EntitySpec | None:
+    def _route_of_keys(
+        self, keys: Mapping[str, Any]
+    ) -> tuple[EntitySpec, type, Callable[[Any], Any]] | None:
         """The entity whose primary-key templates parse ``keys`` (KEYS_ONLY records)."""
         if not keys or _is_guard_key(keys, self.table.pk):
             return None
@@ -374,7 +421,7 @@ class StreamRouter:
                 spec.parse_key(keys)
             except KeyTemplateError:
                 continue
-            return spec
+            return spec, spec.cls, spec.from_item
         return None
 
     # -- handling --
