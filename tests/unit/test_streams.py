@@ -5,7 +5,9 @@ raise (Lambda's batchItemFailures, exactly), and Table(stream=...)'s requests.""
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
+import pickle
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -214,6 +216,13 @@ def test_events_compare_by_value_and_are_read_only() -> None:
     with pytest.raises(AttributeError):
         first[0].new = ANNE  # type: ignore[misc]
     assert "Modified[Customer]" in repr(first[1])
+    assert first[1] != first[0] and first[1] != Inserted(Customer, keys_of(ANN), None, ANNE)
+    for copied in (
+        copy.copy(first[1]),
+        copy.deepcopy(first[1]),
+        pickle.loads(pickle.dumps(first[1])),
+    ):
+        assert copied == first[1] and type(copied) is Modified
 
 
 # -- TTL, unknown types, guard items -------------------------------------------------------------
