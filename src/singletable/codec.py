@@ -36,9 +36,13 @@ from .errors import ItemEncodeError
 from .wire import (
     LONE_SURROGATE,
     MAX_ITEM_BYTES,
+    PYNAMODB_DATETIME,
+    DatetimeFormat,
     NumberRangeError,
     Wire,
     bytes_of,
+    datetime_as,
+    datetime_from,
     datetime_text,
     decimal_from_wire,
     decode_value,
@@ -210,6 +214,7 @@ def _str_of_enum(value: Any) -> Any:
 
 
 _DYNAMIC = Converter(encode_value, decode_value)
+_CANONICAL_DATETIME = _scalar("S", datetime_text, _identity, wire.ENCODE_DATETIME, max_size=32)
 
 
 def bare_annotation(annotation: Any) -> Any:
@@ -225,8 +230,17 @@ def bare_annotation(annotation: Any) -> Any:
     return annotation
 
 
-def converter_for(annotation: Any, *, where: str = "") -> Converter:
-    """A compiled converter for a field annotation (``Optional`` is handled by the caller)."""
+def converter_for(
+    annotation: Any, *, where: str = "", datetime_format: DatetimeFormat | None = None
+) -> Converter:
+    """A compiled converter for a field annotation (``Optional`` is handled by the caller).
+
+    ``datetime_format`` is how datetimes are stored (None: canonical); an
+    ``Annotated[datetime, DatetimeFormat(...)]`` inside the annotation overrides it."""
+    declared = declared_datetime_format(annotation)
+    if declared is not None:
+        datetime_format = declared
+    fmt = datetime_format
     annotation = bare_annotation(annotation)
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
@@ -244,17 +258,52 @@ def converter_for(annotation: Any, *, where: str = "") -> Converter:
     if origin in (list, tuple, typing.Sequence, typing.MutableSequence) or (
         isinstance(origin, type) and origin.__name__ == "deque"
     ):
-        return _list_converter(args, where)
+        return _list_converter(args, where, fmt)
     if origin in (set, frozenset, typing.AbstractSet, typing.MutableSet):
-        return _set_converter(args[0] if args else Any, where)
+        return _set_converter(args[0] if args else Any, where, fmt)
     if origin in (dict, typing.Mapping, typing.MutableMapping):
-        return _map_converter(args[1] if len(args) == 2 else Any, where)
+        return _map_converter(args[1] if len(args) == 2 else Any, where, fmt)
     if isinstance(annotation, type):
-        return _class_converter(annotation, where)
+        return _class_converter(annotation, where, fmt)
     return _DYNAMIC
 
 
-def _class_converter(cls: type, where: str) -> Converter:
+def declared_datetime_format(annotation: Any, metadata: Any = ()) -> DatetimeFormat | None:
+    """The ``DatetimeFormat`` in ``metadata`` (a field's) or in the annotation's own
+    ``Annotated[...]`` (and its ``Optional``), if any."""
+    for item in metadata:
+        if isinstance(item, DatetimeFormat):
+            return item
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        args = typing.get_args(annotation)
+        return declared_datetime_format(args[0], args[1:])
+    if origin in (Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return declared_datetime_format(members[0])
+    return None
+
+
+def datetime_converter(datetime_format: DatetimeFormat | None) -> Converter:
+    """The converter of a datetime field stored in ``datetime_format`` (None: canonical)."""
+    pattern = datetime_format.pattern if datetime_format is not None else None
+    if pattern is None:
+        return _CANONICAL_DATETIME
+    if pattern == PYNAMODB_DATETIME:  # ISO 8601: validation parses it, as the canonical text
+        return _scalar(
+            "S",
+            lambda v: datetime_as(v, pattern),
+            _identity,
+            wire.ENCODE_DATETIME_AS % pattern,
+            max_size=32,
+        )
+    return _scalar(  # not inlined: a pattern is free text, the generated code calls these
+        "S", lambda v: datetime_as(v, pattern), lambda text: datetime_from(text, pattern)
+    )
+
+
+def _class_converter(cls: type, where: str, fmt: DatetimeFormat | None = None) -> Converter:
     if issubclass(cls, bool):
         return _scalar("BOOL", _identity, _identity, wire.ENCODE_BOOL)
     if issubclass(cls, enum.Enum):
@@ -276,7 +325,7 @@ def _class_converter(cls: type, where: str) -> Converter:
             "N", number_text, decimal_from_wire, wire.ENCODE_DECIMAL, wire.DECODE_DECIMAL
         )
     if issubclass(cls, datetime):
-        return _scalar("S", datetime_text, _identity, wire.ENCODE_DATETIME, max_size=32)
+        return datetime_converter(fmt)
     if issubclass(cls, (date, time)):
         return _scalar("S", lambda v: v.isoformat(), _identity, wire.ENCODE_ISOFORMAT, max_size=32)
     if issubclass(cls, uuid.UUID):
@@ -294,14 +343,16 @@ def _class_converter(cls: type, where: str) -> Converter:
     if issubclass(cls, SecretBytes):
         return _scalar("B", lambda v: v.get_secret_value(), bytes_of)
     if issubclass(cls, BaseModel):
-        codec = nested_codec(cls)
+        codec = nested_codec(cls, fmt)
         return Converter(codec.encode, codec.decode_input, "M", nested=codec)
     return _DYNAMIC
 
 
-def _list_converter(args: tuple[Any, ...], where: str) -> Converter:
+def _list_converter(
+    args: tuple[Any, ...], where: str, fmt: DatetimeFormat | None = None
+) -> Converter:
     if not args or (len(args) == 2 and args[1] is Ellipsis) or len(set(args)) == 1:
-        item = converter_for(args[0], where=where) if args else _DYNAMIC
+        item = converter_for(args[0], where=where, datetime_format=fmt) if args else _DYNAMIC
         item_encode, item_decode = item.encode, item.decode
 
         def encode(value: Any) -> Wire:
@@ -312,7 +363,7 @@ def _list_converter(args: tuple[Any, ...], where: str) -> Converter:
 
         return Converter(encode, decode, "L")
     # Heterogeneous tuple[int, str, ...]: one converter per position.
-    items = [converter_for(a, where=where) for a in args]
+    items = [converter_for(a, where=where, datetime_format=fmt) for a in args]
 
     def encode_tuple(value: Any) -> Wire:
         return {"L": [{"NULL": True} if v is None else c.encode(v) for c, v in zip(items, value)]}
@@ -323,8 +374,8 @@ def _list_converter(args: tuple[Any, ...], where: str) -> Converter:
     return Converter(encode_tuple, decode_tuple, "L")
 
 
-def _set_converter(item: Any, where: str) -> Converter:
-    item_converter = converter_for(item, where=where)
+def _set_converter(item: Any, where: str, fmt: DatetimeFormat | None = None) -> Converter:
+    item_converter = converter_for(item, where=where, datetime_format=fmt)
     kind = item_converter.wire_tag
     if kind == "S" and item_converter.encode_expr == wire.ENCODE_TEXT:
         # Plain strings: sorted as they are, no per-element conversion.
@@ -353,7 +404,7 @@ def _set_converter(item: Any, where: str) -> Converter:
             size_expr="4 * len(''.join(av['SS']))",
         )
     if kind == "N":
-        base = converter_for(item, where=where).decode
+        base = item_converter.decode
 
         def encode_numbers(value: Any) -> Wire | None:
             if not value:
@@ -382,8 +433,8 @@ def _set_converter(item: Any, where: str) -> Converter:
     return Converter(encode_any, decode_value, may_omit=True)
 
 
-def _map_converter(value_type: Any, where: str) -> Converter:
-    inner = converter_for(value_type, where=where)
+def _map_converter(value_type: Any, where: str, fmt: DatetimeFormat | None = None) -> Converter:
+    inner = converter_for(value_type, where=where, datetime_format=fmt)
     if inner is _DYNAMIC:
         return Converter(encode_value, decode_value, "M")
     value_encode, value_decode = inner.encode, inner.decode
@@ -470,7 +521,9 @@ def _absent_meaning(info: Any, converter: Converter) -> Literal["none", "empty_s
 class ModelCodec:
     """Compiled converters for every field of a pydantic model.
 
-    ``overrides`` replaces the converter of named fields (the TTL field stores epoch seconds).
+    ``overrides`` replaces the converter of named fields (the TTL field stores epoch seconds);
+    ``datetime_format`` is how datetimes are stored where a field declares none (the table's
+    ``datetime_format``; None: canonical).
     """
 
     def __init__(
@@ -478,6 +531,7 @@ class ModelCodec:
         model: type[BaseModel],
         *,
         overrides: Mapping[str, Converter] | None = None,
+        datetime_format: DatetimeFormat | None = None,
     ) -> None:
         self.model = model
         where = model.__qualname__
@@ -488,7 +542,10 @@ class ModelCodec:
         )
         plans = []
         for name, info in model.model_fields.items():
-            converter = overrides.get(name) or converter_for(info.annotation, where=where)
+            fmt = declared_datetime_format(info.annotation, info.metadata) or datetime_format
+            converter = overrides.get(name) or converter_for(
+                info.annotation, where=where, datetime_format=fmt
+            )
             input_key = name if self.by_name else input_key_of(model, name)
             plans.append(
                 FieldPlan(
@@ -593,16 +650,19 @@ class ModelCodec:
         return self._validate_python(data)
 
 
-_NESTED: dict[type[BaseModel], ModelCodec] = {}
+_NESTED: dict[tuple[type[BaseModel], DatetimeFormat | None], ModelCodec] = {}
 
 
-def nested_codec(model: type[BaseModel]) -> ModelCodec:
-    """The (cached) codec of a model stored as a map inside an item."""
-    codec = _NESTED.get(model)
+def nested_codec(
+    model: type[BaseModel], datetime_format: DatetimeFormat | None = None
+) -> ModelCodec:
+    """The (cached) codec of a model stored as a map inside an item (its datetimes stored in
+    ``datetime_format`` where its fields declare none)."""
+    codec = _NESTED.get((model, datetime_format))
     if codec is None:
         # Registered before compiling so self-referencing models find it.
-        codec = _NESTED[model] = ModelCodec.__new__(ModelCodec)
-        codec.__init__(model)  # type: ignore[misc]
+        codec = _NESTED[(model, datetime_format)] = ModelCodec.__new__(ModelCodec)
+        codec.__init__(model, datetime_format=datetime_format)  # type: ignore[misc]
     return codec
 
 

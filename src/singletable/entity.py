@@ -138,6 +138,7 @@ class EntitySpec:
         computed_in_keys: tuple[str, ...] = (),
         attr_names: dict[str, str] | None = None,
         shards: tuple[checks.ShardPlan, ...] = (),
+        former_types: tuple[str, ...] = (),
     ) -> None:
         self.cls = cls
         self.table = table
@@ -154,6 +155,7 @@ class EntitySpec:
         self.computed_in_keys = computed_in_keys
         self.attr_names: dict[str, str] = {} if attr_names is None else attr_names
         self.shards = shards
+        self.former_types = former_types
 
     # -- names --
 
@@ -169,8 +171,9 @@ class EntitySpec:
 
     @property
     def type_tags(self) -> tuple[str, ...]:
-        """Every type tag whose items decode as this entity (the current one first)."""
-        return (self.type_name,)
+        """Every type tag whose items decode as this entity: the current one first, then the
+        ``former_types`` it was stored under before a rename (writes store the current one)."""
+        return (self.type_name, *self.former_types)
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -456,14 +459,20 @@ class Entity(BaseModel):
     __singletable__: ClassVar[EntitySpec]
     __singletable_table__: ClassVar[Table | None] = None
     __singletable_type__: ClassVar[str | None] = None
+    __singletable_former_types__: ClassVar[Any] = ()
 
     def __init_subclass__(
-        cls, table: Table | None = None, type: str | None = None, **kwargs: Any
+        cls,
+        table: Table | None = None,
+        type: str | None = None,
+        former_types: tuple[str, ...] = (),
+        **kwargs: Any,
     ) -> None:
         super().__init_subclass__(**kwargs)
         if table is not None:
             cls.__singletable_table__ = declared_table(cls, table)
         cls.__singletable_type__ = type
+        cls.__singletable_former_types__ = former_types
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -494,7 +503,7 @@ class Entity(BaseModel):
         """A validated entity from a wire-format item."""
         spec = spec_of(cls)
         tag = item.get(spec.table.type_attribute)
-        if tag is not None and tag.get("S") != spec.type_name:
+        if tag is not None and tag.get("S") not in spec.type_tags:
             raise ItemDecodeError(
                 f"stored item {spec.describe_key(item)} is a {tag.get('S')!r}, "
                 f"not a {spec.type_name!r}",
@@ -541,6 +550,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
     marked = checks.marked_fields(owner, cls.model_fields, facts.markers)
     base, indexes = _key_specs(cls, owner, table, type_name)
     ttl_field = facts.ttl_field
+    former_types = _former_types(cls, owner, table, type_name, marked.unique)
     return EntitySpec(
         cls=cls,
         table=table,
@@ -548,7 +558,11 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         explicit_type=cls.__singletable_type__ is not None,
         base=base,
         indexes=indexes,
-        codec=ModelCodec(cls, overrides={ttl_field: TTL_CONVERTER} if ttl_field else {}),
+        codec=ModelCodec(
+            cls,
+            overrides={ttl_field: TTL_CONVERTER} if ttl_field else {},
+            datetime_format=table.datetime_format,
+        ),
         version_field=marked.version,
         created_field=marked.created,
         updated_field=marked.updated,
@@ -557,7 +571,48 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         computed_in_keys=checks.computed_in_keys(cls, [base, *indexes.values()]),
         attr_names=facts.attr_names,
         shards=marked.shards,
+        former_types=former_types,
     )
+
+
+def _former_types(
+    cls: type[Entity], owner: str, table: Table, type_name: str, unique: tuple[str, ...]
+) -> tuple[str, ...]:
+    """``former_types=("Old", ...)``: the type tags this entity's items were stored under
+    before a rename. Reads accept them; writes (and ``repo.backfill``) store ``type_name``."""
+    declared = cls.__dict__.get("__singletable_former_types__", ())
+    if isinstance(declared, str) or not isinstance(declared, (tuple, list)):
+        raise ModelDefinitionError(
+            f"{owner}: former_types= takes a tuple of type tags, e.g. "
+            f"former_types=({str(declared)!r},)"
+        )
+    former = tuple(declared)
+    for tag in former:
+        checks.check_type_name(owner, tag)
+    if type_name in former or len(set(former)) != len(former):
+        raise ModelDefinitionError(
+            f"{owner}: former_types= lists {type_name!r} or one tag twice; it names the tags "
+            f"stored before the rename, not the current one ({type_name!r})"
+        )
+    if former and unique:
+        raise ModelDefinitionError(
+            f"{owner}: former_types= cannot be combined with Unique() fields ({unique[0]}): "
+            "their guard items are keyed by the type tag, so renamed items would lose their "
+            "uniqueness; keep the old type= for this entity"
+        )
+    for other in table.entities.values():
+        if (other.__module__, other.__qualname__) == (cls.__module__, cls.__qualname__):
+            continue
+        other_spec: EntitySpec | None = other.__dict__.get("__singletable__")
+        if other_spec is None:
+            continue
+        clash = sorted(set(other_spec.type_tags) & {type_name, *former})
+        if clash and (clash != [type_name] or other_spec.type_name != type_name):
+            raise ModelDefinitionError(
+                f"{owner}: type tag {clash[0]!r} is also read as {other.__qualname__} on table "
+                f"{table.name!r} (type= or former_types=); each tag must belong to one entity"
+            )
+    return former
 
 
 def _key_specs(

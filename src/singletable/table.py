@@ -148,7 +148,9 @@ class Table:
     ``name`` is the default physical name (a ``Repository`` may override it per stage).
     ``stream`` turns on the table's DynamoDB stream with that view type
     (``"NEW_AND_OLD_IMAGES"``, ``"NEW_IMAGE"``, ``"OLD_IMAGE"`` or ``"KEYS_ONLY"``): see
-    :mod:`singletable.streams`.
+    :mod:`singletable.streams`. ``datetime_format`` is how its entities store datetime
+    fields (``"pynamodb"`` to adopt a PynamoDB table; see
+    :class:`~singletable.wire.DatetimeFormat`).
     """
 
     # Equality is identity: two tables are the same table only if they are one object.
@@ -156,6 +158,7 @@ class Table:
         "_entities",
         "_index_keys",
         "billing_mode",
+        "datetime_format",
         "delimiter",
         "indexes",
         "key_values",
@@ -181,6 +184,7 @@ class Table:
         delimiter: str = "#",
         key_values: Literal["refuse", "escape"] = "refuse",
         stream: StreamViewType | None = None,
+        datetime_format: Any = None,
     ) -> None:
         self.name = name
         self.pk = pk
@@ -193,6 +197,7 @@ class Table:
         self.delimiter = delimiter
         self.key_values: Literal["refuse", "escape"] = key_values
         self.stream: StreamViewType | None = stream
+        self.datetime_format = _datetime_format(datetime_format)
         self._entities: dict[str, type] = {}
         self._index_keys: dict[str | None, IndexKeys] = {}
 
@@ -258,12 +263,13 @@ class Table:
             )
 
     def __repr__(self) -> str:
+        fmt = "" if self.datetime_format is None else f", datetime_format={self.datetime_format!r}"
         return (
             f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
             f"indexes={self.indexes!r}, ttl_attribute={self.ttl_attribute!r}, "
             f"type_attribute={self.type_attribute!r}, billing_mode={self.billing_mode!r}, "
             f"provisioned={self.provisioned!r}, delimiter={self.delimiter!r}, "
-            f"key_values={self.key_values!r}, stream={self.stream!r})"
+            f"key_values={self.key_values!r}, stream={self.stream!r}{fmt})"
         )
 
     # -- lookups -----------------------------------------------------------------------------
@@ -439,3 +445,13 @@ def declared_table(owner: type, table: object) -> Table:
             f"{owner.__qualname__}: table= must be a singletable Table, got {table!r}"
         )
     return table
+
+
+def _datetime_format(value: Any) -> Any:
+    """``Table(datetime_format=...)``: a :class:`~singletable.wire.DatetimeFormat`, its name
+    or pattern, or None (canonical)."""
+    if value is None:
+        return None
+    from .wire import DatetimeFormat
+
+    return value if isinstance(value, DatetimeFormat) else DatetimeFormat(value)

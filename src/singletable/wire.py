@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any
 
-from .errors import ItemTooLargeError
+from .errors import ItemTooLargeError, ModelDefinitionError
 
 UTC = timezone.utc
 #: DynamoDB's item size limit (400 KB), in bytes by its item-size formula.
@@ -204,6 +204,117 @@ def datetime_text(value: datetime) -> str:
     return render_datetime(value)
 
 
+# -- declared datetime formats (adopting a table another library wrote) -----------------------
+
+#: PynamoDB's ``UTCDateTimeAttribute``: ``2025-01-01T01:22:24.677689+0000``.
+PYNAMODB_DATETIME = "%Y-%m-%dT%H:%M:%S.%f+0000"
+_NAMED_DATETIME_FORMATS = {"canonical": None, "pynamodb": PYNAMODB_DATETIME}
+_PROBE = datetime(2001, 2, 3, 4, 5, 6, 789012, UTC)
+
+
+class DatetimeFormat:
+    """How datetime attributes are stored: ``Table(..., datetime_format="pynamodb")`` for every
+    field of the table's entities, or ``Annotated[datetime, DatetimeFormat("pynamodb")]`` for
+    one field (the field's wins).
+
+    ``"canonical"`` is singletable's own ``2025-01-01T01:22:24.677689Z`` (the default);
+    ``"pynamodb"`` is PynamoDB's ``UTCDateTimeAttribute`` (``...677689+0000``); anything else is
+    a ``strftime`` pattern of the UTC time. Writes store the declared format; reads accept it
+    and every ISO 8601 text (so items in the other format still decode). Key templates keep
+    their own format (``{created_at}`` renders canonical text, ``{created_at:%Y-%m}`` its
+    pattern). A naive datetime cannot be stored in a declared format (it names no zone).
+    """
+
+    __slots__ = ("name", "pattern")
+
+    PYNAMODB = "pynamodb"
+    CANONICAL = "canonical"
+
+    def __init__(self, name: str) -> None:
+        if not isinstance(name, str) or not name:
+            raise ModelDefinitionError(
+                "DatetimeFormat takes 'canonical', 'pynamodb' or a strftime pattern"
+            )
+        pattern = _NAMED_DATETIME_FORMATS.get(name, name)
+        if pattern is not None:
+            _check_pattern(pattern)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "pattern", pattern)
+
+    name: str
+    pattern: str | None  # None: the canonical text
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}")
+
+    def __repr__(self) -> str:
+        return f"DatetimeFormat({self.name!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DatetimeFormat):
+            return self.pattern == other.pattern
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.pattern)
+
+    def __reduce__(self) -> tuple[type, tuple[str]]:
+        return (DatetimeFormat, (self.name,))
+
+
+def _check_pattern(pattern: str) -> None:
+    """A strftime pattern must read back what it wrote (to the second, or the microsecond
+    with ``%f``)."""
+    expected = _PROBE if "%f" in pattern else _PROBE.replace(microsecond=0)
+    try:
+        text = _PROBE.strftime(pattern)
+        back = datetime.strptime(text, pattern).replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise ModelDefinitionError(
+            f"datetime format {pattern!r} does not parse back: {exc}"
+        ) from None
+    if back != expected:
+        raise ModelDefinitionError(
+            f"datetime format {pattern!r} does not hold a whole time ({text!r} reads back as "
+            f"{back.isoformat()}); include %Y, %m, %d, %H, %M and %S"
+        )
+
+
+def datetime_as(value: datetime, pattern: str) -> str:
+    """``value`` in UTC, rendered with a declared ``strftime`` pattern (PynamoDB's without
+    strftime: faster, and years below 1000 zero-padded as PynamoDB writes them)."""
+    offset = value.utcoffset()
+    if offset is None:
+        raise ValueError("naive datetime (no timezone): a declared datetime format stores UTC")
+    if pattern != PYNAMODB_DATETIME:
+        return value.astimezone(UTC).strftime(pattern)
+    if offset:
+        value = value - offset  # wall-clock fields now read as UTC
+    return _PYNAMODB_TEXT % (
+        value.year,
+        value.month,
+        value.day,
+        value.hour,
+        value.minute,
+        value.second,
+        value.microsecond,
+    )
+
+
+_PYNAMODB_TEXT = "%04d-%02d-%02dT%02d:%02d:%02d.%06d+0000"
+
+
+def datetime_from(text: str, pattern: str) -> Any:
+    """A stored datetime text: parsed with ``pattern`` (aware, UTC) when it matches, else the
+    text itself, which validation parses as ISO 8601 (items written in another format)."""
+    if pattern == PYNAMODB_DATETIME:
+        return text  # ISO 8601: the model's validation parses it
+    try:
+        return datetime.strptime(text, pattern).replace(tzinfo=UTC)
+    except ValueError:
+        return text
+
+
 def epoch_text(value: datetime) -> str:
     """A TTL value: whole epoch seconds of an aware datetime."""
     if value.utcoffset() is None:
@@ -328,6 +439,7 @@ ENCODE_ENUM_TEXT = "{'S': v if v.__class__ is str else v._value_}"
 ENCODE_STR_OF = "{'S': str(v)}"
 ENCODE_ISOFORMAT = "{'S': v.isoformat()}"
 ENCODE_DATETIME = "{'S': _datetime_text(v)}"
+ENCODE_DATETIME_AS = "{'S': _datetime_as(v, %r)}"  # % a preset's pattern (never free text)
 ENCODE_EPOCH = "{'N': _epoch_text(v)}"
 ENCODE_BOOL = "{'BOOL': v}"
 ENCODE_NUMBER = "{'N': _number_text(v)}"
@@ -348,6 +460,7 @@ DECODE_DECIMAL = f"dec if len(num := av['N']) < 39 and {_IN_RANGE} else _decimal
 EXPRESSION_GLOBALS: Mapping[str, Any] = {
     "_number_text": number_text,
     "_datetime_text": datetime_text,
+    "_datetime_as": datetime_as,
     "_epoch_text": epoch_text,
     "_decimal_text": decimal_text,
     "_MAX_INT": MAX_INT,

@@ -186,7 +186,7 @@ def stored_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteC
     if is_expired(spec, item, ctx):
         return None
     tag = item.get(spec.table.type_attribute)
-    if tag is None or tag.get("S") != spec.type_name:
+    if tag is None or tag.get("S") not in spec.type_tags:
         return None
     return spec.from_item(item)
 

@@ -217,6 +217,9 @@ def _no_live_entity(spec: EntitySpec, ctx: WriteContext) -> Condition:
     text = "attribute_not_exists(@pk) OR @type <> @tag"
     names = {"@pk": table.pk, "@type": table.type_attribute}
     values: dict[str, Wire] = {"@tag": {"S": spec.type_name}}
+    for n, former in enumerate(spec.former_types):  # items under a former tag are live too
+        text += f" AND @type <> @was{n}_"
+        values[f"@was{n}_"] = {"S": former}
     if spec.ttl_field and table.ttl_attribute:
         text += " OR @ttl < @now"
         names["@ttl"] = table.ttl_attribute

@@ -321,18 +321,26 @@ def _update_expression(
     if spec.version_field:
         update.add(spec.attr_names[spec.version_field], {"N": "1"})
     if spec.updated_field:
-        update.set(spec.attr_names[spec.updated_field], {"S": datetime_text(ctx.now)})
-    if upsert:
+        update.set(spec.attr_names[spec.updated_field], _now_wire(spec, spec.updated_field, ctx))
+    if spec.former_types:  # an item stored under a former tag takes the current one
+        update.set(table.type_attribute, {"S": spec.type_name})
+    elif upsert:
         update.set_if_not_exists(table.type_attribute, {"S": spec.type_name})
+    if upsert:
         for name, value in coerced_keys.items():
             wire = spec.encode_field(name, value)
             if wire is not None and name in spec.cls.model_fields:
                 update.set_if_not_exists(spec.attr_names[name], wire)
         if spec.created_field:
             update.set_if_not_exists(
-                spec.attr_names[spec.created_field], {"S": datetime_text(ctx.now)}
+                spec.attr_names[spec.created_field], _now_wire(spec, spec.created_field, ctx)
             )
     return update
+
+
+def _now_wire(spec: EntitySpec, name: str, ctx: WriteContext) -> Wire:
+    """Now, as the timestamp field ``name`` stores it (its declared datetime format)."""
+    return spec.encode_field(name, ctx.now) or {"S": datetime_text(ctx.now)}
 
 
 def _instance_conditions(
