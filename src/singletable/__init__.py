@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from .repository import Repository
     from .table import GSI, LSI, Table
     from .transactions import CancellationReason, Transaction, transaction
+    from .wire import DatetimeFormat
+    from .writes.backfill import BackfillFailure, BackfillReport
 
 #: public name -> the submodule that defines it
 _EXPORTS: dict[str, str] = {
@@ -61,17 +63,23 @@ _EXPORTS: dict[str, str] = {
     "CancellationReason": "transactions",
     "Transaction": "transactions",
     "transaction": "transactions",
+    "DatetimeFormat": "wire",
+    "BackfillFailure": "writes.backfill",
+    "BackfillReport": "writes.backfill",
 }
 
 __all__ = [
     "GSI",
     "LSI",
     "Attr",
+    "BackfillFailure",
+    "BackfillReport",
     "CallInfo",
     "CancellationReason",
     "Collection",
     "Condition",
     "CreatedAt",
+    "DatetimeFormat",
     "Entity",
     "ExplainRow",
     "Index",

@@ -35,6 +35,7 @@ from .writes import batches
 
 if TYPE_CHECKING:
     from .expressions import Condition
+    from .writes.backfill import BackfillReport
 
 E = TypeVar("E", bound=Entity)
 T = TypeVar("T")
@@ -218,6 +219,39 @@ class AsyncRepository(RepositoryBase):
         """Change primary-key fields in one transaction; returns the new entity as stored."""
         self._outside_transaction("move")
         return await self.run(self.planner.move(entity, changes))
+
+    # -- migrations --
+
+    async def backfill(
+        self,
+        entity: type[Entity],
+        /,
+        *,
+        segments: int = 1,
+        dry_run: bool = False,
+        checkpoint: str | os.PathLike[str] | None = None,
+        progress: bool | Callable[[BackfillReport], Any] = False,
+        max_items_per_second: float | None = None,
+        move: bool = False,
+    ) -> BackfillReport:
+        """Rewrite ``entity``'s stored items whose derived attributes are stale (index keys,
+        sparse membership, ``Shard`` fields, TTL, type tag): a parallel Scan over ``segments``,
+        each fix conditioned on the item being unchanged since read. Resumable with
+        ``checkpoint=``; ``dry_run=True`` sends no write. See :mod:`singletable.backfill`."""
+        from .backfill import backfill
+
+        return await self.run(
+            backfill(
+                self.planner,
+                entity,
+                segments=segments,
+                dry_run=dry_run,
+                checkpoint=checkpoint,
+                progress=progress,
+                max_items_per_second=max_items_per_second,
+                move=move,
+            )
+        )
 
     # -- transactions --
 

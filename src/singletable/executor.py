@@ -48,6 +48,7 @@ _DEBUG = logging.DEBUG
 _METHODS = {
     "GetItem": "get_item",
     "Query": "query",
+    "Scan": "scan",
     "PutItem": "put_item",
     "UpdateItem": "update_item",
     "DeleteItem": "delete_item",

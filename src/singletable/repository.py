@@ -3,6 +3,7 @@ boto3 client."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
     from .expressions import Condition
+    from .writes.backfill import BackfillReport
 
 E = TypeVar("E", bound=Entity)
 T = TypeVar("T")
@@ -180,6 +182,39 @@ class Repository(RepositoryBase):
         transaction (unique guards re-pointed). Returns the new entity as stored."""
         self._outside_transaction("move")
         return self.run(self.planner.move(entity, changes))  # type: ignore[no-any-return]
+
+    # -- migrations --
+
+    def backfill(
+        self,
+        entity: type[Entity],
+        /,
+        *,
+        segments: int = 1,
+        dry_run: bool = False,
+        checkpoint: str | os.PathLike[str] | None = None,
+        progress: bool | Callable[[BackfillReport], Any] = False,
+        max_items_per_second: float | None = None,
+        move: bool = False,
+    ) -> BackfillReport:
+        """Rewrite ``entity``'s stored items whose derived attributes are stale (index keys,
+        sparse membership, ``Shard`` fields, TTL, type tag): a parallel Scan over ``segments``,
+        each fix conditioned on the item being unchanged since read. Resumable with
+        ``checkpoint=``; ``dry_run=True`` sends no write. See :mod:`singletable.backfill`."""
+        from .backfill import backfill
+
+        return self.run(
+            backfill(
+                self.planner,
+                entity,
+                segments=segments,
+                dry_run=dry_run,
+                checkpoint=checkpoint,
+                progress=progress,
+                max_items_per_second=max_items_per_second,
+                move=move,
+            )
+        )
 
     # -- transactions --
 
