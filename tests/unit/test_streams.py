@@ -297,6 +297,30 @@ def test_a_guard_key_never_parses_as_an_entity() -> None:
     assert [e.keys for e in StreamRouter(Loose).events(records)] == [plain]
 
 
+def test_an_item_under_a_former_type_tag_is_the_entity() -> None:
+    renamed = Table("Renamed", stream="NEW_AND_OLD_IMAGES")
+
+    class Invoice(Entity, table=renamed, type="INVOICE", former_types=("Bill",)):
+        invoice_id: str
+
+        class Keys:
+            pk = "INVOICE#{invoice_id}"
+            sk = "INVOICE"
+
+    class Billing(Repository, table=renamed):
+        invoice = get(Invoice)
+
+    current = Invoice(invoice_id="i1")
+    stored_before = current.to_item() | {"_type": {"S": "Bill"}}  # written before the rename
+    records = [
+        record("INSERT", "NEW_AND_OLD_IMAGES", new=stored_before, seq="1"),
+        record("MODIFY", "NEW_AND_OLD_IMAGES", old=stored_before, new=current, seq="2"),
+    ]
+    inserted, modified = StreamRouter(Billing).events(records)
+    assert inserted.new == current and inserted.entity is Invoice
+    assert (modified.old, modified.new) == (current, current)
+
+
 # -- decoding failures ---------------------------------------------------------------------------
 
 
