@@ -241,3 +241,44 @@ def test_pages_concatenate_to_the_sorted_whole(
         assert number <= 2 * len(tickets) + SHARDS + 2  # every page makes progress
     expected = sorted(tickets, key=sort_key, reverse=descending)
     assert seen == [t.ticket_id for t in expected]
+
+
+hot = Table("Hot")
+
+
+class Reading(Entity, table=hot, type="READING"):
+    reading_id: str
+    value: int
+    shard: Annotated[int, Shard(SHARDS, of="reading_id")] = 0
+
+    class Keys:
+        pk = "READING#{shard}"
+        sk = "{reading_id}"
+
+
+class Readings(Repository, table=hot):
+    reading = get(Reading)
+    all_readings = query(Reading, scatter="shard")
+
+
+def test_a_get_computes_a_shard_in_the_table_key() -> None:
+    repo = Readings(client=None)
+    key = repo.reading.params(reading_id="r7")["Key"]
+    assert key == {"PK": {"S": f"READING#{shard_of('r7', SHARDS)}"}, "SK": {"S": "r7"}}
+    with pytest.raises(PatternArgumentError, match="computed from reading_id") as caught:
+        repo.reading.params(reading_id="r7", shard=1)
+    assert caught.value.key == "shard"
+    (row,) = [r for r in Readings.explain() if r.pattern == "all_readings"]
+    assert row.operation == f"Query x{SHARDS}"
+
+
+def test_a_sharded_table_key_reads_and_writes(make_repo: Any, recorder: Any) -> None:
+    repo: Readings = make_repo(Readings, hot)
+    repo.batch_put([Reading(reading_id=f"r{i}", value=i) for i in range(9)])
+    with recorder.expect("GetItem"):
+        found = repo.reading(reading_id="r4")
+    assert found is not None and found.value == 4 and found.shard == shard_of("r4", SHARDS)
+    assert repo.delete(Reading, reading_id="r4") == found
+    assert sorted(r.reading_id for r in repo.all_readings.all()) == [
+        f"r{i}" for i in range(9) if i != 4
+    ]

@@ -254,8 +254,27 @@ class EntitySpec:
             key[base.keys.sk] = {"S": base.sk.render(values)}
         return key
 
+    @functools.cached_property
+    def key_shards(self) -> tuple[checks.ShardPlan, ...]:
+        """The ``Shard()`` fields in the primary key whose ``of`` field is a key field too: a
+        key is never scattered, so callers give ``of`` and the shard is computed."""
+        primary = set(self.primary_fields)
+        return tuple(p for p in self.shards if p.field in primary and p.of in primary)
+
+    @functools.cached_property
+    def key_arguments(self) -> tuple[str, ...]:
+        """The fields a caller gives to name an item (the key fields but computed shards)."""
+        derived = {p.field for p in self.key_shards}
+        return tuple(f for f in self.primary_fields if f not in derived)
+
     def key_of_fields(self, fields: Mapping[str, Any]) -> dict[str, Wire]:
-        """Primary key from call keywords: every key field, coerced to its type; no others."""
+        """Primary key from call keywords: every key field, coerced to its type; no others (a
+        shard in the key is computed from its ``of`` field, whatever was passed)."""
+        if self.key_shards:
+            fields = dict(fields)
+            for plan in self.key_shards:
+                if plan.of in fields:
+                    fields[plan.field] = plan.value(self.coerce(plan.of, fields[plan.of]))
         if fields.keys() == self._primary_set:
             return self.primary_key({name: self.coerce(name, v) for name, v in fields.items()})
         needed = self._primary_set

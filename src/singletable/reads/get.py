@@ -48,7 +48,7 @@ class GetPattern(Pattern, Generic[E]):
         where = f"{repository.__qualname__}.{self.name}"
         self.spec = entity_spec(self.entity, where)
         check_table(self.spec, table, where)
-        self.accepted: tuple[str, ...] = self.spec.primary_fields
+        self.accepted: tuple[str, ...] = self.spec.key_arguments
         self.tags = frozenset(self.spec.type_tags)
         self.projection = projection_of(self.project, self.spec, where)
         self.decode_item = (
@@ -60,7 +60,7 @@ class GetPattern(Pattern, Generic[E]):
             self.projected = self.projection.expression(extra)
 
     def keywords(self) -> tuple[set[str], set[str]]:
-        fields = set(self.spec.primary_fields)
+        fields = set(self.spec.key_arguments)
         return fields, fields
 
     def argument_error(self, keys: Iterable[str]) -> PatternArgumentError | None:
@@ -77,6 +77,9 @@ class GetPattern(Pattern, Generic[E]):
                 )
             elif name == "where":
                 reasons[name] = "a get reads one item by its key: filters are for queries"
+            for plan in self.spec.key_shards:
+                if name == plan.field:
+                    reasons[name] = f"computed from {plan.of} (Shard); pass {plan.of} only"
         return pattern_argument_error(self.name, unknown, self.accepted, reasons=reasons)
 
     def explain(self) -> ExplainRow:
@@ -99,6 +102,10 @@ class GetPattern(Pattern, Generic[E]):
 
     def params(self, ctx: PlanContext, keys: Mapping[str, Any]) -> dict[str, Any]:
         """The exact GetItem request (pure)."""
+        if self.spec.key_shards:  # a key is never scattered: the shard is computed
+            error = self.argument_error(keys)
+            if error is not None:
+                raise error
         try:
             key = self.spec.key_of_fields(keys)
         except KeyTemplateError:
