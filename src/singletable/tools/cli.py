@@ -1,11 +1,12 @@
-"""The ``singletable`` command: explain, lint, schema, layout and demo.
+"""The ``singletable`` command: explain, lint, schema, layout, demo and backfill.
 
 Targets are named ``MODULE:ATTRIBUTE`` (``myapp.models:Shop``), as uvicorn does: the current
 directory is put on ``sys.path`` first, so a module next to you imports. Everything heavy is
 imported lazily, so ``import singletable`` never pays for the CLI.
 
 Exit status: 0 on success; 1 when ``lint`` finds an unacknowledged error (or ``demo`` sees a
-pattern send other requests than explain promises); 2 for usage errors and targets that cannot
+pattern send other requests than explain promises, or ``backfill`` could not fix an item or
+stopped on an error); 2 for usage errors and targets that cannot
 be loaded, reported as one line on stderr.
 """
 
@@ -20,7 +21,7 @@ from typing import Any, NoReturn
 from ._paths import put_cwd_on_path
 
 PROG = "singletable"
-COMMANDS = ("explain", "lint", "schema", "layout", "demo")
+COMMANDS = ("explain", "lint", "schema", "layout", "demo", "backfill")
 
 
 class CLIError(Exception):
@@ -260,6 +261,72 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CLIError(str(exc), exc.status) from None
 
 
+def load_entity(repository: Any, name: str) -> Any:
+    """An entity of ``repository``'s table, by class name or type tag (or ``MODULE:NAME``)."""
+    from ..entity import spec_of
+
+    entities = repository.__singletable_table__.entities
+    if ":" in name:
+        target = load_target(name)
+        if target in entities.values():
+            return target
+        raise CLIError(f"{name} is not an entity of {repository.__qualname__}'s table")
+    for tag, cls in entities.items():
+        if name in (cls.__name__, cls.__qualname__, tag) or name in spec_of(cls).type_tags:
+            return cls
+    known = ", ".join(sorted(cls.__qualname__ for cls in entities.values())) or "none"
+    raise CLIError(
+        f"{repository.__qualname__}'s table has no entity {name!r} (its entities: {known})"
+    )
+
+
+def cmd_backfill(args: argparse.Namespace) -> int:
+    from ..errors import SingleTableError
+
+    if args.segments < 1:
+        args.parser.error("--segments must be at least 1")
+    if args.rate is not None and args.rate <= 0:
+        args.parser.error("--rate must be a positive number of items per second")
+    repository = load_repository(args.target)
+    entity = load_entity(repository, args.entity)
+    client = _live_client(args.endpoint, args.region)
+    repo = repository(client, table_name=args.table) if args.table else repository(client)
+    try:
+        report = repo.backfill(
+            entity,
+            segments=args.segments,
+            dry_run=args.dry_run,
+            checkpoint=args.checkpoint,
+            progress=not args.quiet,
+            max_items_per_second=args.rate,
+            move=args.move,
+        )
+    except SingleTableError as exc:
+        raise CLIError(f"{type(exc).__name__}: {exc}", status=1) from None
+    _write(format_report(report, entity.__qualname__, dry_run=args.dry_run))
+    return 1 if report.failed else 0
+
+
+def format_report(report: Any, entity: str, *, dry_run: bool = False) -> str:
+    """A backfill report as the command prints it."""
+    would = " (dry run: nothing written)" if dry_run else ""
+    lines = [
+        f"backfill {entity}{would}",
+        f"  scanned     {report.scanned:,}",
+        f"  matched     {report.matched:,}",
+        f"  up to date  {report.up_to_date:,}",
+        f"  {'would update' if dry_run else 'updated':<11} {report.updated:,}",
+        f"  {'would move' if dry_run else 'moved':<11} {report.moved:,}",
+        f"  failed      {len(report.failed):,}",
+    ]
+    if report.consumed_capacity is not None:
+        lines.append(f"  capacity    {report.consumed_capacity:,.1f} units")
+    for failure in report.failed:
+        key = ", ".join(f"{a}={v}" for a, v in failure.key.items())
+        lines.append(f"  failed: {key}: {failure.reason}")
+    return "\n".join(lines) + "\n"
+
+
 # -- parser ------------------------------------------------------------------------------------
 
 _DESCRIPTION = """\
@@ -270,6 +337,7 @@ Model checks and tools for singletable repositories.
   singletable schema myapp.models:shop           CreateTable JSON / CloudFormation
   singletable layout myapp.models:Shop --items items.json [--html layout.html]
   singletable demo [--layout shop.html]          the demo shop on an embedded DynamoDB
+  singletable backfill myapp.models:Shop Order   rewrite Order items whose keys are stale
 
 Targets are MODULE:NAME; the current directory is on the import path."""
 
@@ -284,7 +352,26 @@ errors make the exit status 1. Acknowledge a deliberate finding on the repositor
 a bare "code" covers every finding of that code. Acknowledged findings are counted in one
 line; --verbose lists each with its reason. Codes: scan, key-collision,
 unsortable-sort-key, projection-mismatch, hot-partition, prefix-overlap, unused-index,
-too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag."""
+too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag,
+former-types."""
+
+_BACKFILL_EPILOG = """\
+Example, after adding GSI2 to Order and deploying the table change:
+
+  singletable backfill myapp.models:Shop Order --segments 4 --checkpoint order.json
+
+Scans the table (a parallel Scan over --segments, filtered on the entity's type tags, current
+and former), and rewrites each item whose derived attributes are stale (index keys, sparse
+membership, Shard fields, the TTL number, the type tag, the stored datetime format) with an
+UpdateItem conditioned on the item being unchanged since it was read. Items that changed
+meanwhile are read again once, then reported. --dry-run sends no write and reports what would
+change. With --checkpoint a killed run started again with the same options resumes where it
+stopped (the file is removed when the job finishes). Items whose primary key would change
+are reported; --move moves each in one transaction. The report goes to stdout, a progress
+line to stderr. Exit status 1 when an item could not be fixed.
+
+The table is the repository's (or --table NAME) at AWS_ENDPOINT_URL_DYNAMODB, --endpoint URL
+or AWS, with the default credentials and region (--region)."""
 
 _LAYOUT_EPILOG = """\
 --items FILE.json takes either format; the JSON decides:
@@ -418,6 +505,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--region", metavar="REGION", help="AWS region (default us-east-1)")
     demo.set_defaults(handler=cmd_demo)
+
+    backfill = commands.add_parser(
+        "backfill",
+        help="rewrite an entity's stored items whose derived attributes are stale",
+        description="Rewrite the stored items of one entity whose index keys, sparse "
+        "membership, Shard fields, TTL number, type tag or datetime format are not what the "
+        "model writes now (repo.backfill).",
+        epilog=_BACKFILL_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    backfill.add_argument("target", metavar="MODULE:Repo", help="the repository class")
+    backfill.add_argument("entity", metavar="Entity", help="entity class name (or type tag)")
+    backfill.add_argument(
+        "--segments", type=int, default=1, metavar="N", help="parallel Scan segments (1)"
+    )
+    backfill.add_argument("--dry-run", action="store_true", help="send no write; report")
+    backfill.add_argument(
+        "--checkpoint", metavar="FILE", help="record progress in FILE.json and resume from it"
+    )
+    backfill.add_argument("--rate", type=float, metavar="N", help="scan at most N items per second")
+    backfill.add_argument(
+        "--move", action="store_true", help="move items whose primary key changed"
+    )
+    backfill.add_argument("--endpoint", metavar="URL", help="DynamoDB endpoint URL")
+    backfill.add_argument("--region", metavar="REGION", help="AWS region")
+    backfill.add_argument("--table", metavar="NAME", help="physical table name (the Table's)")
+    backfill.add_argument("-q", "--quiet", action="store_true", help="no progress line")
+    backfill.set_defaults(handler=cmd_backfill, parser=backfill)
     return parser
 
 

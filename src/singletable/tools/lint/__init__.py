@@ -31,6 +31,9 @@ Rules (code, severity, subject):
 ``filter``                  info      pattern: a server-side filter, with a waste estimate
 ``implicit-type-tag``       info      ``Entity``: no ``type=``, so renaming the class orphans
                                       its stored items
+``former-types``            info      ``Entity``: ``former_types=`` declared; a reminder to run
+                                      ``singletable backfill`` (lint reads no table), then
+                                      acknowledge it or drop the former tags
 ``propagation``             info      pattern: a ``propagate(...)``: which fields are copies,
                                       and the pattern it rewrites them through
 ``unused-acknowledgement``  info      acknowledgement key that matches no finding

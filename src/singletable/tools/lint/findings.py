@@ -23,6 +23,7 @@ RULES: dict[str, Severity] = {
     "collection-parent-order": "warning",
     "filter": "info",
     "implicit-type-tag": "info",
+    "former-types": "info",
     "propagation": "info",
     "unused-acknowledgement": "info",
     "invalid-acknowledgement": "error",

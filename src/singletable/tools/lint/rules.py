@@ -560,6 +560,28 @@ def _rule_type_tag(model: _Model) -> Iterable[Finding]:
         )
 
 
+def _rule_former_types(model: _Model) -> Iterable[Finding]:
+    """A reminder, not a check: lint reads no table, so it cannot tell whether the items under
+    the former tags were rewritten yet. Acknowledge it once the backfill has run."""
+    for spec in model.specs:
+        if not spec.former_types:
+            continue
+        former = ", ".join(repr(tag) for tag in spec.former_types)
+        yield new_finding(
+            "former-types",
+            _name(spec),
+            f"{_name(spec)} still reads items tagged {former} (former_types=) as its own and "
+            f"rewrites them as {spec.type_name!r} only when they are written; until a backfill "
+            f"has run, queries filtering on {spec.table.type_attribute} and other tools see the "
+            "old tags",
+            f"run `singletable backfill {model.repository.__module__}:"
+            f"{model.repository.__qualname__} {_name(spec)}` (or "
+            f"repo.backfill({_name(spec)})), then acknowledge this finding "
+            f'(lint_acknowledge = {{"former-types:{_name(spec)}": "backfilled on <date>"}}) or '
+            "drop former_types=",
+        )
+
+
 def _rule_propagation(model: _Model) -> Iterable[Finding]:
     from ...reads.propagate import PropagatePattern
 
@@ -594,6 +616,7 @@ _RULES: tuple[Callable[[_Model], Iterable[Finding]], ...] = (
     _rule_collection_order,
     _rule_filter,
     _rule_type_tag,
+    _rule_former_types,
     _rule_propagation,
 )
 
