@@ -3,7 +3,7 @@
 Run from the repository root (moto's server must be installed: ``pip install -e '.[dev]'``)::
 
     python bench/e2e.py [--endpoints moto,replay] [--rounds 20] [--gets 300] [--queries 100]
-                        [--warmup 2] [--seed 7] [--import-runs 10] [--json out.json]
+                        [--warmup 2] [--seed 7] [--import-runs 10] [--no-async] [--json out.json]
 
 One process, contenders interleaved call by call: every round runs, per operation,
 ``--gets / --rounds`` GetItem steps or ``--queries / --rounds`` Query steps, and each step
@@ -38,6 +38,25 @@ Contenders (each with its own client, all created alike with boto3's defaults un
 * ``raw boto3 + fast path`` (reference): the raw client with the fast path installed.
 * ``raw boto3 + client_config()`` (reference): the raw client with singletable's ``Config``.
 
+The async twin (``singletable.aio``, aiobotocore; left out with ``--no-async``), in the same
+run and interleaved with the rows above, call by call, but with its own baseline:
+
+* ``raw aiobotocore``: an aiobotocore client's awaited ``get_item``/``query`` with the same
+  request as the raw boto3 client; wire dicts out (the 1.00\u00d7 of the async rows).
+* ``async: singletable default client``: ``AsyncShop.connect()`` (the default aiobotocore
+  client: fast path and ``client_config()``), awaited patterns.
+* ``async: singletable, plain client``: ``AsyncShop(client=...)`` on a plain aiobotocore
+  client of your own.
+* ``async: singletable, fast path off``: ``connect()`` with ``SINGLETABLE_FAST_PATH=0``.
+* ``raw aiobotocore + fast path`` (reference): the raw aiobotocore client with
+  ``fastpath.install``.
+
+All async contenders share one event loop. An async call is timed inside it: the thread
+CPU time (and wall time) around ``await call()``, in a task the step runs to completion
+before the next contender's call, so what is counted is the request, the event loop's work
+while it waits for the response (selector, aiohttp's protocol callbacks) and the parsing, and
+not the cost of creating and scheduling the task.
+
 Data: ``bench/codec.py``'s ``Order`` (14 wire attributes, ~680 B of JSON each); one
 partition holds exactly 100 orders (the Query reads all of them: ``Limit=100`` for the raw
 clients; a pattern asks for one more, ``Limit=101``, to know the page is the last), plus
@@ -64,6 +83,7 @@ This is a benchmark, not a test: nothing here runs under pytest.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import gc
 import json
@@ -78,7 +98,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -119,6 +139,17 @@ class Shop(Repository, table=shop):
     orders = query(Order)
 
 
+def async_shop() -> type[Any]:
+    """The async twin of ``Shop`` (imported on demand: aiobotocore is an extra)."""
+    from singletable.aio import AsyncRepository
+
+    class AsyncShop(AsyncRepository, table=shop):
+        order = get(Order)
+        orders = query(Order)
+
+    return AsyncShop
+
+
 # -- servers ---------------------------------------------------------------------------------
 
 
@@ -142,6 +173,17 @@ def wait_for_http(url: str, timeout: float = 30.0) -> None:
             time.sleep(0.1)
 
 
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM, then SIGKILL if the server has not exited within 10 s (moto's server
+    sometimes lingers on a loaded machine; the report must not be lost to it)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
+
+
 @contextlib.contextmanager
 def moto_server() -> Iterator[str]:
     """A moto server in its own process; yields its endpoint URL."""
@@ -156,8 +198,7 @@ def moto_server() -> Iterator[str]:
         wait_for_http(url + "/moto-api/")
         yield url
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        stop(proc)
 
 
 @contextlib.contextmanager
@@ -185,8 +226,7 @@ def replay_server(upstream: str) -> Iterator[str]:
                 time.sleep(0.05)
             yield f"http://127.0.0.1:{port_file.read_text()}"
         finally:
-            proc.terminate()
-            proc.wait(timeout=10)
+            stop(proc)
 
 
 def replay_stats(url: str) -> dict[str, Any]:
@@ -245,10 +285,74 @@ class Contender:
     query: Callable[[], Any]  # -> the partition's 100 orders
     typed: bool  # entities out (else wire dicts)
     reference: bool = False
+    baseline: str = "raw boto3"  # the contender its ratios are to
+    # async contenders: i -> (cpu ns, wall ns) of one awaited GetItem / Query, timed inside
+    # the event loop (see AsyncSide.timed)
+    timed_get: Callable[[int], tuple[int, int]] | None = None
+    timed_query: Callable[[], tuple[int, int]] | None = None
 
 
-def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
-    """All contenders against ``url``, each on its own client."""
+class AsyncSide:
+    """The async contenders' event loop and what they opened on it (clients, repositories
+    from ``connect()``), closed by :meth:`close`."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.stack = contextlib.AsyncExitStack()
+
+    def enter(self, manager: contextlib.AbstractAsyncContextManager[Any]) -> Any:
+        return self.loop.run_until_complete(self.stack.enter_async_context(manager))
+
+    def call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        return self.loop.run_until_complete(_call(fn, *args))
+
+    def timed(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[int, int]:
+        return self.loop.run_until_complete(_timed(fn, *args))  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.stack.aclose())
+        self.loop.close()
+
+
+async def _call(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    return await fn(*args)
+
+
+async def _timed(fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[int, int]:
+    thread_time, perf_counter = time.thread_time_ns, time.perf_counter_ns
+    w0, c0 = perf_counter(), thread_time()
+    await fn(*args)  # the result is dropped inside the timed region
+    c1, w1 = thread_time(), perf_counter()
+    return c1 - c0, w1 - w0
+
+
+def aio_plain_client(url: str, config: Any = None) -> contextlib.AbstractAsyncContextManager[Any]:
+    """An aiobotocore client as a user creates one (``async with``), endpoint given."""
+    from aiobotocore.session import get_session
+
+    return get_session().create_client("dynamodb", endpoint_url=url, config=config)
+
+
+@contextlib.asynccontextmanager
+async def _switched_off_connect(repo_cls: type[Any]) -> AsyncIterator[Any]:
+    """``connect()`` with ``SINGLETABLE_FAST_PATH=0`` while the client is created."""
+    os.environ[fastpath.ENV_VAR] = "0"
+    try:
+        manager = repo_cls.connect()
+        repo = await manager.__aenter__()
+    finally:
+        del os.environ[fastpath.ENV_VAR]
+    try:
+        yield repo
+    finally:
+        await manager.__aexit__(None, None, None)
+
+
+def make_contenders(
+    url: str, orders: list[Order], side: AsyncSide | None = None
+) -> dict[str, Contender]:
+    """All contenders against ``url``, each on its own client; the async ones on ``side``'s
+    event loop (none without it)."""
     keys = [
         {"customer_id": o.customer_id, "created_at": o.created_at, "order_id": o.order_id}
         for o in orders[:: PARTITION_ITEMS // GET_KEYS]
@@ -324,7 +428,76 @@ def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
         contenders.append(
             raw(plain_client(url, config), "raw boto3 + client_config()", reference=True)
         )
+    if side is not None:
+        contenders += async_contenders(side, url, keys, get_params, query_params)
     return {c.name: c for c in contenders}
+
+
+def async_contenders(
+    side: AsyncSide,
+    url: str,
+    keys: list[dict[str, Any]],
+    get_params: list[dict[str, Any]],
+    query_params: dict[str, Any],
+) -> list[Contender]:
+    """The async twin's contenders and their raw aiobotocore baseline (the same requests as
+    the sync rows; ``AWS_ENDPOINT_URL_DYNAMODB`` already points ``connect()`` at ``url``)."""
+    AsyncShop = async_shop()
+    base = "raw aiobotocore"
+
+    def raw(client: Any, name: str, reference: bool = False) -> Contender:
+        async def get_one(i: int) -> Any:
+            return (await client.get_item(**get_params[i % GET_KEYS])).get("Item")
+
+        async def query_all() -> Any:
+            return (await client.query(**query_params))["Items"]
+
+        return Contender(
+            name,
+            lambda i: side.call(get_one, i),
+            lambda: side.call(query_all),
+            typed=False,
+            reference=reference,
+            baseline=base,
+            timed_get=lambda i: side.timed(get_one, i),
+            timed_query=lambda: side.timed(query_all),
+        )
+
+    def pattern(repo: Any, name: str) -> Contender:
+        bound_get, bound_query = repo.order, repo.orders
+
+        async def get_one(i: int) -> Any:
+            return await bound_get(**keys[i % GET_KEYS])
+
+        async def query_all() -> Any:
+            return (await bound_query(customer_id=CUSTOMER, limit=PARTITION_ITEMS)).items
+
+        return Contender(
+            name,
+            lambda i: side.call(get_one, i),
+            lambda: side.call(query_all),
+            typed=True,
+            baseline=base,
+            timed_get=lambda i: side.timed(get_one, i),
+            timed_query=lambda: side.timed(query_all),
+        )
+
+    default_repo = side.enter(AsyncShop.connect())
+    assert fastpath.is_installed(default_repo.client)
+    switched_off_repo = side.enter(_switched_off_connect(AsyncShop))
+    assert not fastpath.is_installed(switched_off_repo.client)
+    raw_fast_client = side.enter(aio_plain_client(url))
+    fastpath.install(raw_fast_client)
+    assert fastpath.is_installed(raw_fast_client)
+    return [
+        raw(side.enter(aio_plain_client(url)), base),
+        pattern(
+            AsyncShop(client=side.enter(aio_plain_client(url))), "async: singletable, plain client"
+        ),
+        pattern(switched_off_repo, "async: singletable, fast path off"),
+        pattern(default_repo, "async: singletable default client"),
+        raw(raw_fast_client, "raw aiobotocore + fast path", reference=True),
+    ]
 
 
 def client_config() -> Any:
@@ -344,7 +517,7 @@ def verify(contenders: dict[str, Contender], orders: list[Order], endpoint: str)
     expected_gets = [decode_by_hand(item) for item in wire_gets]
     if expected_gets != orders[:: PARTITION_ITEMS // GET_KEYS][:GET_KEYS]:
         raise SystemExit(f"{endpoint}: the raw GetItems do not return the expected orders")
-    for c in contenders.values():
+    for c in contenders.values():  # (the async rows return what the sync rows return)
         got_query = c.query()
         got_gets = [c.get(i) for i in range(GET_KEYS)]
         want_query = orders if c.typed else wire_items
@@ -392,11 +565,17 @@ def run(
                 for name in order:
                     c = contenders[name]
                     if op == "GetItem":
+                        if c.timed_get is not None:  # async: timed inside the event loop
+                            calls[name].append(c.timed_get(counter))
+                            continue
                         fn_get = c.get
                         w0, c0 = perf_counter(), thread_time()
                         fn_get(counter)  # the result is dropped inside the timed region
                         c1, w1 = thread_time(), perf_counter()
                     else:
+                        if c.timed_query is not None:
+                            calls[name].append(c.timed_query())
+                            continue
                         fn_query = c.query
                         w0, c0 = perf_counter(), thread_time()
                         fn_query()
@@ -414,11 +593,15 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[index]
 
 
-def summarise(samples: Samples) -> dict[str, dict[str, dict[str, float]]]:
-    """op -> contender -> figures (µs per call, ratios to the raw client)."""
+def summarise(
+    samples: Samples, baselines: dict[str, str] | None = None
+) -> dict[str, dict[str, dict[str, float]]]:
+    """op -> contender -> figures (µs per call, ratios to the contender's baseline: the raw
+    boto3 client unless ``baselines`` names another)."""
     out: dict[str, dict[str, dict[str, float]]] = {}
+    baselines = baselines or {}
     for (op, name), rounds in samples.items():
-        base = samples[op, "raw boto3"]
+        base = samples[op, baselines.get(name, "raw boto3")]
         cpu = [c / 1000 for calls in rounds for c, _ in calls]
         wall = [w / 1000 for calls in rounds for _, w in calls]
         cpu_ratios = [
@@ -468,25 +651,30 @@ def report_endpoint(
         "GetItem": "GetItem (1 item)",
         "Query": f"Query (Limit={PARTITION_ITEMS}, {PARTITION_ITEMS} items, one partition)",
     }
-    for op, rows in summary.items():
-        calls = next(iter(rows.values()))["calls"]
-        print(f"#### {endpoint}: {titles[op]}, {calls} timed calls per contender")
-        print()
-        print(
-            f"| contender | median µs CPU/call | p90 µs CPU | {TIMES} raw (CPU) | IQR of "
-            f"round ratios | target | median µs wall | p90 µs wall | {TIMES} raw (wall) |"
-        )
-        print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
-        for name, row in rows.items():
-            label = f"{name} (reference)" if contenders[name].reference else name
-            q1, q3 = row["cpu_ratio_iqr"]
+    baselines = sorted({c.baseline for c in contenders.values()}, key=lambda b: b != "raw boto3")
+    for op, all_rows in summary.items():
+        for baseline in baselines:  # the sync rows, then the async twin's
+            rows = {n: r for n, r in all_rows.items() if contenders[n].baseline == baseline}
+            twin = "" if baseline == "raw boto3" else f"; async twin, ratios to {baseline}"
+            calls = next(iter(rows.values()))["calls"]
+            print(f"#### {endpoint}: {titles[op]}, {calls} timed calls per contender{twin}")
+            print()
             print(
-                f"| {label} | {row['cpu_median_us']:,.0f} | {row['cpu_p90_us']:,.0f} | "
-                f"{row['cpu_ratio']:.2f} | {q1:.2f}-{q3:.2f} | "
-                f"{target_text(op, name, row['cpu_ratio'])} | {row['wall_median_us']:,.0f} | "
-                f"{row['wall_p90_us']:,.0f} | {row['wall_ratio']:.2f} |"
+                f"| contender | median µs CPU/call | p90 µs CPU | {TIMES} raw (CPU) | IQR of "
+                f"round ratios | target | median µs wall | p90 µs wall | {TIMES} raw (wall) |"
             )
-        print()
+            print("|---|---:|---:|---:|---:|---|---:|---:|---:|")
+            for name, row in rows.items():
+                label = f"{name} (reference)" if contenders[name].reference else name
+                q1, q3 = row["cpu_ratio_iqr"]
+                print(
+                    f"| {label} | {row['cpu_median_us']:,.0f} | {row['cpu_p90_us']:,.0f} | "
+                    f"{row['cpu_ratio']:.2f} | {q1:.2f}-{q3:.2f} | "
+                    f"{target_text(op, name, row['cpu_ratio'])} | "
+                    f"{row['wall_median_us']:,.0f} | {row['wall_p90_us']:,.0f} | "
+                    f"{row['wall_ratio']:.2f} |"
+                )
+            print()
 
 
 # -- singletable's own share -------------------------------------------------------------------
@@ -601,6 +789,13 @@ def machine_info() -> dict[str, Any]:
     info["moto"] = moto.__version__
     info["urllib3"] = urllib3.__version__
     info["fast_path_env"] = os.environ.get(fastpath.ENV_VAR, "(unset)")
+    try:
+        import aiobotocore
+        import aiohttp
+
+        info["aiobotocore"] = f"{aiobotocore.__version__} (aiohttp {aiohttp.__version__})"
+    except ImportError:
+        info["aiobotocore"] = "not installed"
     return info
 
 
@@ -615,6 +810,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--import-runs", type=int, default=10, help="0 skips import time")
     parser.add_argument("--no-codec", action="store_true", help="skip decode/encode µs/item")
     parser.add_argument("--own-reps", type=int, default=15, help="0 skips the stub-client table")
+    parser.add_argument(
+        "--no-async", action="store_true", help="skip the async twin's rows (aiobotocore)"
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
@@ -632,14 +830,15 @@ def main(argv: list[str] | None = None) -> int:
         f"machine: {info['platform']}, {info['cpus']} CPUs, Python {info['python']}; "
         f"boto3 {info['boto3']}, botocore {info['botocore']}, urllib3 {info['urllib3']}, "
         f"pydantic {info['pydantic']}, pydantic-core {info['pydantic-core']}, moto "
-        f"{info['moto']}, singletable {info['singletable']}; "
+        f"{info['moto']}, aiobotocore {info['aiobotocore']}, singletable {info['singletable']}; "
         f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     print(
         f"method: per endpoint {args.warmup} warm-up + {args.rounds} timed rounds; per round "
         f"and operation, {chunks['GetItem']} GetItem or {chunks['Query']} Query steps, each "
         "calling every contender once in a seeded shuffled order; client CPU = "
-        "time.thread_time_ns around each call; results dropped inside the timed region; "
+        "time.thread_time_ns around each call (async: around the await, inside the event "
+        "loop); results dropped inside the timed region; "
         f"ratios = medians of per-round ratios of per-round medians; seed {args.seed}"
     )
     print()
@@ -657,7 +856,10 @@ def main(argv: list[str] | None = None) -> int:
                 urls["replay"] = stack.enter_context(replay_server(moto_url))
             for endpoint in endpoints:
                 url = urls[endpoint]
-                contenders = make_contenders(url, orders)
+                side = None if args.no_async else AsyncSide()
+                if side is not None:
+                    stack.callback(side.close)
+                contenders = make_contenders(url, orders, side)
                 verify(contenders, orders, endpoint)  # on the replay endpoint: records
                 if endpoint == "replay":
                     replay_freeze(url)
@@ -668,7 +870,7 @@ def main(argv: list[str] | None = None) -> int:
                     after = replay_stats(url)
                     if after["unknown"] or after["recorded"] != before["recorded"]:
                         raise SystemExit(f"replay server: not every timed call replayed {after}")
-                summary = summarise(samples)
+                summary = summarise(samples, {n: c.baseline for n, c in contenders.items()})
                 if endpoint == "replay":
                     label = (
                         "replay server (own process; HTTP/1.1 keep-alive; "
