@@ -3,6 +3,7 @@
 Run from the repository root (moto's server must be installed: ``pip install -e '.[dev]'``)::
 
     python bench/e2e.py [--endpoints moto,replay] [--rounds 20] [--gets 300] [--queries 100]
+                        [--scatters 40] [--projected 100] [--no-scatter]
                         [--warmup 2] [--seed 7] [--import-runs 10] [--no-async] [--json out.json]
 
 One process, contenders interleaved call by call: every round runs, per operation,
@@ -73,6 +74,12 @@ Endpoints, both on 127.0.0.1, each server in its own process (no shared GIL):
   reused, as with DynamoDB. After the warm-up it is frozen; the script checks that every
   timed call was a replay.
 
+Then, per endpoint, the scatter-gather and projection rows (``bench/scatter_gather.py``): a
+scatter Query over 8 shards x 25 orders through singletable against the same 8 Queries sent
+one after another by the raw client and merged by hand, and a projected 100-item Query
+against the full one; their figure is the process CPU time (the scatter's Queries run on pool
+threads), with wall time beside it.
+
 Before timing, every contender's results are checked for equivalence on both endpoints
 (the same entities, or the same wire items). Also printed: import time (``bench/imports.py``)
 and decode/encode µs per item (``bench/codec.py``'s contenders, a shorter run).
@@ -109,6 +116,7 @@ import urllib3
 
 import codec as codec_bench
 import imports as imports_bench
+import scatter_gather as scatter_bench
 from codec import Order, decode_by_hand, make_orders, shop
 from singletable import Repository, get, query
 from singletable.aws import client as st_client
@@ -500,6 +508,14 @@ def async_contenders(
     ]
 
 
+def default_repository(repo_cls: type[Any]) -> Any:
+    """A repository on singletable's default client (``AWS_ENDPOINT_URL_DYNAMODB`` names the
+    endpoint), the client created now rather than inside a timed call."""
+    repo = repo_cls()
+    repo.client  # noqa: B018
+    return repo
+
+
 def client_config() -> Any:
     """singletable's recommended botocore Config, if this version has the helper."""
     helper = getattr(st_client, "client_config", None)
@@ -813,6 +829,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-async", action="store_true", help="skip the async twin's rows (aiobotocore)"
     )
+    parser.add_argument("--scatters", type=int, default=40, help="scatter reads per contender (40)")
+    parser.add_argument(
+        "--projected", type=int, default=100, help="projection-row Queries per contender (100)"
+    )
+    parser.add_argument(
+        "--no-scatter", action="store_true", help="skip the scatter and projection rows"
+    )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
@@ -821,6 +844,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.rounds < 2 or args.gets < args.rounds or args.queries < args.rounds:
         parser.error("--rounds must be ≥ 2 and ≤ --gets and --queries")
     chunks = {"GetItem": args.gets // args.rounds, "Query": args.queries // args.rounds}
+    scatter_steps = {
+        "Scatter": max(1, args.scatters // args.rounds),
+        "Projection": max(1, args.projected // args.rounds),
+    }
 
     use_dummy_credentials()
     info = machine_info()
@@ -850,6 +877,9 @@ def main(argv: list[str] | None = None) -> int:
     codec_rows = None if args.no_codec else codec_figures(args.seed)
     with moto_server() as moto_url:
         orders = seed_data(moto_url, args.seed)
+        pending_ids = (
+            None if args.no_scatter else scatter_bench.seed(plain_client(moto_url), args.seed)
+        )
         urls = {"moto": moto_url}
         with contextlib.ExitStack() as stack:
             if "replay" in endpoints:
@@ -861,11 +891,20 @@ def main(argv: list[str] | None = None) -> int:
                     stack.callback(side.close)
                 contenders = make_contenders(url, orders, side)
                 verify(contenders, orders, endpoint)  # on the replay endpoint: records
+                extra = []
+                if pending_ids is not None:
+                    extra = scatter_bench.make_rows(url, CUSTOMER, plain_client, default_repository)
+                    scatter_bench.verify(extra, pending_ids, orders, endpoint)
                 if endpoint == "replay":
                     replay_freeze(url)
                     before = replay_stats(url)
                 samples = run(contenders, args.rounds, args.warmup, chunks, rng)
                 verify(contenders, orders, endpoint)
+                extra_samples = scatter_bench.run(
+                    extra, args.rounds, args.warmup, scatter_steps, rng
+                )
+                if pending_ids is not None:
+                    scatter_bench.verify(extra, pending_ids, orders, endpoint)
                 if endpoint == "replay":
                     after = replay_stats(url)
                     if after["unknown"] or after["recorded"] != before["recorded"]:
@@ -882,6 +921,10 @@ def main(argv: list[str] | None = None) -> int:
                 print()
                 report_endpoint(endpoint, summary, contenders)
                 results["endpoints"][endpoint] = summary
+                if extra:
+                    extra_summary = scatter_bench.summarise(extra, extra_samples)
+                    scatter_bench.report(endpoint, extra_summary)
+                    results.setdefault("scatter", {})[endpoint] = extra_summary
         if args.own_reps > 0:
             own = own_costs(moto_url, orders, args.own_reps, args.seed)
             report_own(own)
