@@ -148,7 +148,7 @@ class AsyncRepository(RepositoryBase):
     async def _gather(self, step: Gather) -> list[dict[str, Any]]:
         """Send a Gather's requests at once (at most ``concurrency`` in flight); raise the
         first failure in request order once all have finished."""
-        limit = asyncio.Semaphore(step.concurrency)
+        limit = asyncio.Semaphore(max(1, step.concurrency))
         call = self._executor.call
 
         async def one(send: Send) -> dict[str, Any]:

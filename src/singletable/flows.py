@@ -16,57 +16,35 @@ byte-identical requests, retry the same way and raise the same errors. Flows com
 from __future__ import annotations
 
 from collections.abc import Coroutine, Generator, Mapping
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from .errors import SingleTableError
-from .record import FrozenRecord
 
 T = TypeVar("T")
 
 
-class Send(FrozenRecord):
+class Send(NamedTuple):
     """Send one request: ``operation`` (``"GetItem"``) with ``params``, on behalf of
     ``pattern`` (the pattern or verb name hooks and logs report)."""
-
-    __slots__ = ("operation", "params", "pattern")
-    _fields = ("operation", "params", "pattern")
 
     operation: str
     params: Mapping[str, Any]
     pattern: str | None
 
-    def __init__(self, operation: str, params: Mapping[str, Any], pattern: str | None) -> None:
-        object.__setattr__(self, "operation", operation)
-        object.__setattr__(self, "params", params)
-        object.__setattr__(self, "pattern", pattern)
 
-
-class Gather(FrozenRecord):
+class Gather(NamedTuple):
     """Send every request at once (at most ``concurrency`` in flight); the flow receives the
     responses in the order of ``sends``. If any fails, the first failure (in that order) is
     thrown into the flow once every request has finished."""
 
-    __slots__ = ("concurrency", "sends")
-    _fields = ("sends", "concurrency")
-
     sends: tuple[Send, ...]
     concurrency: int
 
-    def __init__(self, sends: tuple[Send, ...], concurrency: int) -> None:
-        object.__setattr__(self, "sends", sends)
-        object.__setattr__(self, "concurrency", max(1, concurrency))
 
-
-class Sleep(FrozenRecord):
+class Sleep(NamedTuple):
     """Wait ``seconds`` before going on (the retry policy's backoff)."""
 
-    __slots__ = ("seconds",)
-    _fields = ("seconds",)
-
     seconds: float
-
-    def __init__(self, seconds: float) -> None:
-        object.__setattr__(self, "seconds", seconds)
 
 
 Step = Send | Gather | Sleep

@@ -92,8 +92,11 @@ class Repository(RepositoryBase):
     def _gather(self, step: Gather) -> list[dict[str, Any]]:
         """Send a Gather's requests on threads (at most ``concurrency`` at once); raise the
         first failure in request order once all have finished."""
+        if not step.sends:
+            return []
         call = self._executor.call
-        with ThreadPoolExecutor(max_workers=min(step.concurrency, len(step.sends))) as pool:
+        workers = max(1, min(step.concurrency, len(step.sends)))
+        with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [
                 pool.submit(call, send.operation, send.params, pattern=send.pattern)
                 for send in step.sends
