@@ -9,7 +9,7 @@ passes through ``model_dump(mode="json")``, which would store ``SecretStr`` as s
 common case, and the field-by-field methods here are the reference they must equal, used for
 error reports and as the fallback.
 
-Strings must be Unicode text: one holding a lone surrogate (``"\ud800"``, which pydantic accepts)
+Strings must be Unicode text: one holding a lone surrogate (``"\\ud800"``, which pydantic accepts)
 has no UTF-8 form and is refused while encoding, naming the field. The generated encoders only
 test ``str.isascii()`` (constant time) and leave the rest to the field-by-field path.
 """

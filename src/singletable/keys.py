@@ -6,7 +6,7 @@ Rendering is canonical and order-preserving where it matters: ``str`` as is, ``E
 ``%Y-%m-%dT%H:%M:%S.%fZ`` in UTC, numbers in sort keys only as ``{n:sortable}`` or a zero-padded
 ``{n:05d}``. A value containing the delimiter (or empty) is refused, unless the table percent-
 encodes it (``key_values="escape"``), because ``order_id="A1#ITEM#x"`` could otherwise address
-another entity's item. Text that is not Unicode (a lone surrogate such as ``"\ud800"``) is refused,
+another entity's item. Text that is not Unicode (a lone surrogate such as ``"\\ud800"``) is refused,
 and so is a key longer than DynamoDB takes (2,048 UTF-8 bytes for a partition key, 1,024 for a
 sort key), before anything is sent.
 

@@ -2,7 +2,7 @@
 numbers, annotation-free decoding, item sizes, and the expression forms of the conversions that
 the code generator (codegen.py) inlines.
 
-Strings must be Unicode text: one holding a lone surrogate (``"\ud800"``, which pydantic accepts)
+Strings must be Unicode text: one holding a lone surrogate (``"\\ud800"``, which pydantic accepts)
 has no UTF-8 form and DynamoDB cannot store it.
 """
 
