@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from singletable import Attr
-from singletable.wire import MAX_ITEM_BYTES, item_size
 from singletable.entity import spec_of
 from singletable.errors import (
     AlreadyExists,
@@ -25,6 +24,7 @@ from singletable.errors import (
     UniqueConstraintViolation,
     VersionConflict,
 )
+from singletable.wire import MAX_ITEM_BYTES, item_size
 from singletable.writes import (
     WriteContext,
     compile_condition_check,
