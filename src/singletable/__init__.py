@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._version import __version__
     from .aws.client import client_config
-    from .entity import Entity, Index
+    from .entity import Entity
     from .errors import SingleTableError
     from .executor import CallInfo, RetryPolicy
     from .expressions import Attr, Condition, Param
+    from .indexes import Index
     from .markers import CreatedAt, Shard, Unique, UpdatedAt, Version
     from .paging import Collection, KeyRef, Page
     from .patterns import ExplainRow, collection, get, query
@@ -34,7 +35,7 @@ _EXPORTS: dict[str, str] = {
     "__version__": "_version",
     "client_config": "aws.client",
     "Entity": "entity",
-    "Index": "entity",
+    "Index": "indexes",
     "SingleTableError": "errors",
     "CallInfo": "executor",
     "RetryPolicy": "executor",

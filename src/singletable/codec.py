@@ -21,7 +21,7 @@ import enum
 import types
 import typing
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from operator import itemgetter
@@ -37,6 +37,7 @@ from .wire import (
     LONE_SURROGATE,
     MAX_ITEM_BYTES,
     PYNAMODB_DATETIME,
+    Converter,
     DatetimeFormat,
     NumberRangeError,
     Wire,
@@ -49,15 +50,14 @@ from .wire import (
     epoch_text,
     float_from_wire,
     from_epoch_seconds,
+    identity,
     int_from_wire,
     is_text,
     number_text,
+    scalar,
+    str_of_enum,
     value_size,
 )
-
-Encoder = Callable[[Any], Wire | None]
-Decoder = Callable[[Wire], Any]
-
 
 # -- dynamic (annotation-free) conversion ------------------------------------------------------
 
@@ -135,86 +135,8 @@ def _encode_set(value: set[Any] | frozenset[Any]) -> Wire:
 # -- per-annotation compiled converters -------------------------------------------------------
 
 
-class Converter:
-    """Encoder/decoder pair for one annotation; ``wire_tag`` is the scalar tag when fixed.
-
-    ``encode_expr``/``decode_expr`` are the same conversions as Python expressions over ``v``
-    (the value) and ``av`` (the attribute value), which the code generator inlines.
-    ``may_omit`` says the encoder can return None (an empty set is left out).
-    """
-
-    # Treated as immutable (not enforced); compared by identity (``is _DYNAMIC``).
-    __slots__ = (
-        "decode",
-        "decode_expr",
-        "encode",
-        "encode_expr",
-        "max_size",
-        "may_omit",
-        "nested",
-        "size_expr",
-        "wire_tag",
-    )
-
-    def __init__(
-        self,
-        encode: Encoder,
-        decode: Decoder,
-        wire_tag: str | None = None,
-        encode_expr: str | None = None,
-        decode_expr: str | None = None,
-        may_omit: bool = False,
-        max_size: int | None = None,  # bytes of any encoded value, when bounded
-        size_expr: str | None = None,  # an upper bound of the encoded ``av``'s size
-        nested: ModelCodec | None = None,  # a pydantic model stored as a map
-    ) -> None:
-        self.encode = encode
-        self.decode = decode
-        self.wire_tag = wire_tag
-        self.encode_expr = encode_expr
-        self.decode_expr = decode_expr
-        self.may_omit = may_omit
-        self.max_size = max_size
-        self.size_expr = size_expr
-        self.nested = nested
-
-
-def _scalar(
-    tag: str,
-    to_wire: Callable[[Any], Any],
-    from_wire: Callable[[Any], Any],
-    encode_expr: str | None = None,
-    decode_expr: str | None = None,
-    max_size: int | None = None,
-) -> Converter:
-    getter = itemgetter(tag)
-    if decode_expr is None and from_wire is _identity:
-        decode_expr = f"av[{tag!r}]"
-    if max_size is None and tag in ("N", "BOOL"):
-        max_size = 21 if tag == "N" else 1
-    if from_wire is _identity:
-        return Converter(
-            lambda v: {tag: to_wire(v)}, getter, tag, encode_expr, decode_expr, False, max_size
-        )
-
-    def decode(av: Wire) -> Any:
-        return from_wire(av[tag])
-
-    return Converter(
-        lambda v: {tag: to_wire(v)}, decode, tag, encode_expr, decode_expr, False, max_size
-    )
-
-
-def _identity(value: Any) -> Any:
-    return value
-
-
-def _str_of_enum(value: Any) -> Any:
-    return value._value_ if isinstance(value, enum.Enum) else value
-
-
 _DYNAMIC = Converter(encode_value, decode_value)
-_CANONICAL_DATETIME = _scalar("S", datetime_text, _identity, wire.ENCODE_DATETIME, max_size=32)
+_CANONICAL_DATETIME = scalar("S", datetime_text, identity, wire.ENCODE_DATETIME, max_size=32)
 
 
 def bare_annotation(annotation: Any) -> Any:
@@ -249,11 +171,11 @@ def converter_for(
     if origin is Literal:
         if all(isinstance(v, str) for v in args):
             longest = max(len(v.encode()) for v in args)
-            return _scalar("S", _str_of_enum, _identity, wire.ENCODE_ENUM_TEXT, max_size=longest)
+            return scalar("S", str_of_enum, identity, wire.ENCODE_ENUM_TEXT, max_size=longest)
         if all(isinstance(v, int) and not isinstance(v, bool) for v in args):
-            return _scalar("N", number_text, int_from_wire, wire.ENCODE_NUMBER, wire.DECODE_INT)
+            return scalar("N", number_text, int_from_wire, wire.ENCODE_NUMBER, wire.DECODE_INT)
         if all(isinstance(v, bool) for v in args):
-            return _scalar("BOOL", _identity, _identity)
+            return scalar("BOOL", identity, identity)
         return _DYNAMIC
     if origin in (list, tuple, typing.Sequence, typing.MutableSequence) or (
         isinstance(origin, type) and origin.__name__ == "deque"
@@ -291,57 +213,55 @@ def datetime_converter(datetime_format: DatetimeFormat | None) -> Converter:
     if pattern is None:
         return _CANONICAL_DATETIME
     if pattern == PYNAMODB_DATETIME:  # ISO 8601: validation parses it, as the canonical text
-        return _scalar(
+        return scalar(
             "S",
             lambda v: datetime_as(v, pattern),
-            _identity,
+            identity,
             wire.ENCODE_DATETIME_AS % pattern,
             max_size=32,
         )
-    return _scalar(  # not inlined: a pattern is free text, the generated code calls these
+    return scalar(  # not inlined: a pattern is free text, the generated code calls these
         "S", lambda v: datetime_as(v, pattern), lambda text: datetime_from(text, pattern)
     )
 
 
 def _class_converter(cls: type, where: str, fmt: DatetimeFormat | None = None) -> Converter:
     if issubclass(cls, bool):
-        return _scalar("BOOL", _identity, _identity, wire.ENCODE_BOOL)
+        return scalar("BOOL", identity, identity, wire.ENCODE_BOOL)
     if issubclass(cls, enum.Enum):
         values = [m.value for m in cls]
         if all(isinstance(v, str) for v in values):
             longest = max((len(v.encode()) for v in values), default=0)
-            return _scalar("S", _str_of_enum, _identity, wire.ENCODE_ENUM_TEXT, max_size=longest)
+            return scalar("S", str_of_enum, identity, wire.ENCODE_ENUM_TEXT, max_size=longest)
         if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-            return _scalar("N", lambda v: number_text(_str_of_enum(v)), int_from_wire)
+            return scalar("N", lambda v: number_text(str_of_enum(v)), int_from_wire)
         return _DYNAMIC
     if issubclass(cls, str):
-        return _scalar("S", _identity, _identity, wire.ENCODE_TEXT)
+        return scalar("S", identity, identity, wire.ENCODE_TEXT)
     if issubclass(cls, int):
-        return _scalar("N", number_text, int_from_wire, wire.ENCODE_INT, wire.DECODE_INT)
+        return scalar("N", number_text, int_from_wire, wire.ENCODE_INT, wire.DECODE_INT)
     if issubclass(cls, float):
-        return _scalar("N", number_text, float_from_wire, wire.ENCODE_NUMBER, wire.DECODE_FLOAT)
+        return scalar("N", number_text, float_from_wire, wire.ENCODE_NUMBER, wire.DECODE_FLOAT)
     if issubclass(cls, Decimal):
-        return _scalar(
-            "N", number_text, decimal_from_wire, wire.ENCODE_DECIMAL, wire.DECODE_DECIMAL
-        )
+        return scalar("N", number_text, decimal_from_wire, wire.ENCODE_DECIMAL, wire.DECODE_DECIMAL)
     if issubclass(cls, datetime):
         return datetime_converter(fmt)
     if issubclass(cls, (date, time)):
-        return _scalar("S", lambda v: v.isoformat(), _identity, wire.ENCODE_ISOFORMAT, max_size=32)
+        return scalar("S", lambda v: v.isoformat(), identity, wire.ENCODE_ISOFORMAT, max_size=32)
     if issubclass(cls, uuid.UUID):
-        return _scalar("S", str, _identity, wire.ENCODE_STR_OF, max_size=36)
+        return scalar("S", str, identity, wire.ENCODE_STR_OF, max_size=36)
     if issubclass(cls, PurePath):
-        return _scalar("S", str, _identity, wire.ENCODE_STR_OF)
+        return scalar("S", str, identity, wire.ENCODE_STR_OF)
     if issubclass(cls, timedelta):
-        return _scalar(
+        return scalar(
             "N", lambda v: number_text(Decimal(str(v.total_seconds()))), decimal_from_wire
         )
     if issubclass(cls, (bytes, bytearray)):
-        return _scalar("B", bytes, bytes_of)
+        return scalar("B", bytes, bytes_of)
     if issubclass(cls, SecretStr):
-        return _scalar("S", lambda v: v.get_secret_value(), _identity)
+        return scalar("S", lambda v: v.get_secret_value(), identity)
     if issubclass(cls, SecretBytes):
-        return _scalar("B", lambda v: v.get_secret_value(), bytes_of)
+        return scalar("B", lambda v: v.get_secret_value(), bytes_of)
     if issubclass(cls, BaseModel):
         codec = nested_codec(cls, fmt)
         return Converter(codec.encode, codec.decode_input, "M", nested=codec)
@@ -393,7 +313,7 @@ def _set_converter(item: Any, where: str, fmt: DatetimeFormat | None = None) -> 
         def encode(value: Any) -> Wire | None:
             if not value:
                 return None
-            return {"SS": sorted(_str_of_enum(v) for v in value)}
+            return {"SS": sorted(str_of_enum(v) for v in value)}
 
         return Converter(
             encode,
@@ -409,7 +329,7 @@ def _set_converter(item: Any, where: str, fmt: DatetimeFormat | None = None) -> 
         def encode_numbers(value: Any) -> Wire | None:
             if not value:
                 return None
-            return {"NS": [number_text(_str_of_enum(v)) for v in value]}
+            return {"NS": [number_text(str_of_enum(v)) for v in value]}
 
         def decode_numbers(av: Wire) -> Any:
             return [base({"N": v}) for v in av["NS"]]

@@ -24,9 +24,11 @@ from .keys import SENTINEL
 from .wire import MAX_ITEM_BYTES, Wire, decode_value, is_text
 
 if TYPE_CHECKING:
-    from .codec import Converter, FieldPlan, ModelCodec
-    from .entity import EntitySpec, IndexSpec
+    from .codec import FieldPlan, ModelCodec
+    from .entity import EntitySpec
+    from .indexes import IndexSpec
     from .keys import KeyTemplate, Placeholder
+    from .wire import Converter
 
 
 class CodeGen:

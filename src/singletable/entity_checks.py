@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
     from pydantic.fields import FieldInfo
 
-    from .entity import IndexSpec
+    from .indexes import IndexSpec
 
 
 # -- the type tag and the fields ---------------------------------------------------------------

@@ -9,13 +9,18 @@ has no UTF-8 form and DynamoDB cannot store it.
 from __future__ import annotations
 
 import base64
+import enum
 import math
 from collections.abc import Callable, Mapping
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
 
 from .errors import ItemTooLargeError, ModelDefinitionError
+
+if TYPE_CHECKING:
+    from .codec import ModelCodec
 
 UTC = timezone.utc
 #: DynamoDB's item size limit (400 KB), in bytes by its item-size formula.
@@ -470,3 +475,87 @@ EXPRESSION_GLOBALS: Mapping[str, Any] = {
     "_decimal_from_wire": decimal_from_wire,
     "_value_size": value_size,
 }
+
+
+# -- converters: how one annotation's values are stored ---------------------------------------
+
+Encoder = Callable[[Any], Wire | None]
+Decoder = Callable[[Wire], Any]
+
+
+class Converter:
+    """Encoder/decoder pair for one annotation; ``wire_tag`` is the scalar tag when fixed.
+
+    ``encode_expr``/``decode_expr`` are the same conversions as Python expressions over ``v``
+    (the value) and ``av`` (the attribute value), which the code generator inlines.
+    ``may_omit`` says the encoder can return None (an empty set is left out).
+    """
+
+    # Treated as immutable (not enforced); compared by identity (``is _DYNAMIC``).
+    __slots__ = (
+        "decode",
+        "decode_expr",
+        "encode",
+        "encode_expr",
+        "max_size",
+        "may_omit",
+        "nested",
+        "size_expr",
+        "wire_tag",
+    )
+
+    def __init__(
+        self,
+        encode: Encoder,
+        decode: Decoder,
+        wire_tag: str | None = None,
+        encode_expr: str | None = None,
+        decode_expr: str | None = None,
+        may_omit: bool = False,
+        max_size: int | None = None,  # bytes of any encoded value, when bounded
+        size_expr: str | None = None,  # an upper bound of the encoded ``av``'s size
+        nested: ModelCodec | None = None,  # a pydantic model stored as a map
+    ) -> None:
+        self.encode = encode
+        self.decode = decode
+        self.wire_tag = wire_tag
+        self.encode_expr = encode_expr
+        self.decode_expr = decode_expr
+        self.may_omit = may_omit
+        self.max_size = max_size
+        self.size_expr = size_expr
+        self.nested = nested
+
+
+def scalar(
+    tag: str,
+    to_wire: Callable[[Any], Any],
+    from_wire: Callable[[Any], Any],
+    encode_expr: str | None = None,
+    decode_expr: str | None = None,
+    max_size: int | None = None,
+) -> Converter:
+    getter = itemgetter(tag)
+    if decode_expr is None and from_wire is identity:
+        decode_expr = f"av[{tag!r}]"
+    if max_size is None and tag in ("N", "BOOL"):
+        max_size = 21 if tag == "N" else 1
+    if from_wire is identity:
+        return Converter(
+            lambda v: {tag: to_wire(v)}, getter, tag, encode_expr, decode_expr, False, max_size
+        )
+
+    def decode(av: Wire) -> Any:
+        return from_wire(av[tag])
+
+    return Converter(
+        lambda v: {tag: to_wire(v)}, decode, tag, encode_expr, decode_expr, False, max_size
+    )
+
+
+def identity(value: Any) -> Any:
+    return value
+
+
+def str_of_enum(value: Any) -> Any:
+    return value._value_ if isinstance(value, enum.Enum) else value

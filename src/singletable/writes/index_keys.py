@@ -17,8 +17,9 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..entity import EntitySpec, IndexSpec
+from ..entity import EntitySpec
 from ..errors import KeyTemplateError
+from ..indexes import IndexSpec
 from ..keys import KeyTemplate
 from ..wire import Wire
 

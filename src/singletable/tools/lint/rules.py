@@ -4,7 +4,6 @@ repository class, its patterns and every entity of its table). No I/O."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .findings import SEVERITIES, Finding, new_finding
@@ -17,6 +16,14 @@ from .languages import (
     prefix_language,
     template_language,
 )
+from .model import Model as _Model
+from .model import build_model as _model
+from .model import entity_name as _name
+from .model import index_label as _index_label
+from .model import index_templates as _index_templates
+from .model import pattern_specs as _pattern_specs
+from .model import populated as _populated
+from .model import subject as _subject
 from .report import acknowledgements, apply_acknowledgements
 
 if TYPE_CHECKING:
@@ -28,70 +35,6 @@ if TYPE_CHECKING:
 
 #: More global secondary indexes than this is a warning (each one multiplies write cost).
 MAX_GSIS = 5
-
-
-# -- the model under check ---------------------------------------------------------------------
-
-
-@dataclass
-class _Model:
-    repository: type[Repository]
-    patterns: dict[str, Pattern]
-    specs: list[EntitySpec]
-
-    @property
-    def table_name(self) -> str:
-        return self.repository.__singletable_table__.name
-
-
-def _model(repository: type[Repository]) -> _Model:
-    from ...entity import spec_of
-    from ...patterns import DeclaredPattern
-
-    table = repository.__singletable_table__
-    patterns: dict[str, Pattern] = {}
-    for name, value in repository.__patterns__.items():
-        patterns[name] = value.pattern if isinstance(value, DeclaredPattern) else value
-    specs: dict[int, EntitySpec] = {}
-    for cls in table.entities.values():
-        spec = spec_of(cls)
-        specs[id(spec)] = spec
-    for pattern in patterns.values():
-        for spec in _pattern_specs(pattern):
-            specs.setdefault(id(spec), spec)
-    return _Model(repository, patterns, list(specs.values()))
-
-
-def _pattern_specs(pattern: Pattern) -> list[EntitySpec]:
-    specs = getattr(pattern, "specs", None)
-    if specs is not None:
-        return list(specs)
-    spec = getattr(pattern, "spec", None)
-    return [spec] if spec is not None else []
-
-
-def _name(spec: EntitySpec) -> str:
-    """An entity's name in subjects and messages: its class name."""
-    return spec.cls.__name__
-
-
-def _index_label(index: str | None) -> str:
-    return index if index is not None else "the table"
-
-
-def _subject(name: str, index: str | None) -> str:
-    return name if index is None else f"{name}.{index}"
-
-
-def _index_templates(spec: EntitySpec, index: str | None) -> tuple[KeyTemplate, KeyTemplate | None]:
-    index_spec = spec.index(index)
-    pk = index_spec.pk or spec.base.pk
-    assert pk is not None
-    return pk, index_spec.sk
-
-
-def _populated(spec: EntitySpec) -> list[str | None]:
-    return [None, *spec.indexes]
 
 
 # -- rules -------------------------------------------------------------------------------------
