@@ -53,25 +53,40 @@ def test_an_application_import_loads_no_tooling() -> None:
     assert not [m for m in loaded if m.startswith(TOOLING) or m.split(".")[0] == "moto"]
 
 
-def test_a_repository_given_a_client_loads_no_botocore_extension() -> None:
-    """``singletable.aws`` (client set-up, fast path, signer) loads only for the default
-    client; a repository given a client of its own never needs it."""
+_GIVEN_CLIENT = (
+    "import boto3\n"
+    "from singletable import Entity, Repository, Table, get\n"
+    "t = Table('t')\n"
+    "class M(Entity, table=t, type='M'):\n"
+    "    x: str\n"
+    "    class Keys:\n"
+    "        pk = 'M#{x}'\n"
+    "        sk = 'M'\n"
+    "class R(Repository, table=t):\n"
+    "    m = get(M)\n"
+    "client = boto3.client('dynamodb', region_name='us-east-1')\n"
+)
+
+
+def test_a_repository_given_a_client_with_fast_path_false_loads_no_botocore_extension() -> None:
+    """``singletable.aws`` (client set-up, fast path, signer) loads for the default client and
+    for the fast path on a given client; with ``fast_path=False`` a given client needs none
+    of it."""
     loaded = _loaded(
-        "import boto3\n"
-        "from singletable import Entity, Repository, Table, get\n"
-        "t = Table('t')\n"
-        "class M(Entity, table=t, type='M'):\n"
-        "    x: str\n"
-        "    class Keys:\n"
-        "        pk = 'M#{x}'\n"
-        "        sk = 'M'\n"
-        "class R(Repository, table=t):\n"
-        "    m = get(M)\n"
-        "repo = R(client=boto3.client('dynamodb', region_name='us-east-1'))\n"
-        "assert repo.client is not None\n"
+        _GIVEN_CLIENT + "repo = R(client=client, fast_path=False)\nassert repo.client is client\n"
     )
     assert "singletable.repository" in loaded and "singletable.executor" in loaded
     assert not [m for m in loaded if m.startswith("singletable.aws")]
+
+
+def test_a_repository_given_a_client_installs_the_fast_path_on_it() -> None:
+    loaded = _loaded(
+        _GIVEN_CLIENT + "repo = R(client=client)\n"
+        "from singletable.aws import fastpath\n"
+        "assert fastpath.is_installed(client)\n"
+    )
+    assert "singletable.aws.fastpath" in loaded
+    assert "singletable.aws.signing" not in loaded  # the signer stays the default client's
 
 
 def test_every_public_name_resolves_to_its_definition() -> None:

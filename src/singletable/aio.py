@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from typing_extensions import Self
 
-from .core import RepositoryBase
+from .core import RepositoryBase, install_fast_path
 from .entity import Entity
 from .errors import SingleTableError
 from .executor import AsyncExecutor, Hook, RetryPolicy
@@ -49,6 +49,11 @@ class AsyncRepository(RepositoryBase):
     Construct with an aiobotocore DynamoDB client (``client=``), or open one with
     ``async with AsyncShop.connect() as repo:``. Every verb is awaited; ``.params()`` stays
     synchronous.
+
+    The response fast path is installed on the client (given or opened by :meth:`connect`)
+    as on the sync twin (see :class:`singletable.repository.Repository`): it parses the
+    successful responses of the DynamoDB data-plane operations, also for your other calls on
+    that client, with identical output. ``fast_path=False`` opts out.
     """
 
     __singletable_twin__: ClassVar[bool] = True
@@ -65,6 +70,7 @@ class AsyncRepository(RepositoryBase):
         retry: RetryPolicy | None = None,
         hooks: Sequence[Hook] = (),
         capacity: str | None = None,
+        fast_path: bool = True,
     ) -> None:
         super().__init__(
             table_name=table_name,
@@ -75,6 +81,7 @@ class AsyncRepository(RepositoryBase):
             hooks=hooks,
             capacity=capacity,
         )
+        install_fast_path(client, fast_path)
         self._executor = AsyncExecutor(client, hooks=hooks)
 
     @property
@@ -93,14 +100,15 @@ class AsyncRepository(RepositoryBase):
         retry: RetryPolicy | None = None,
         hooks: Sequence[Hook] = (),
         capacity: str | None = None,
+        fast_path: bool = True,
         **client_kwargs: Any,
     ) -> AbstractAsyncContextManager[Self]:
         """``async with AsyncShop.connect() as repo:`` creates the default aiobotocore client
-        (``client_config()`` and the response fast path; ``AWS_ENDPOINT_URL_DYNAMODB``
-        honoured), yields a repository on it and closes the client on exit. The repository's
-        own keywords (``table_name=``, ``cursor_secret=``, ...) configure the repository; the
-        others go to aiobotocore's ``create_client`` (``region_name=``, ``endpoint_url=``,
-        ``config=``, credentials)."""
+        (``client_config()`` and the response fast path, unless ``fast_path=False``;
+        ``AWS_ENDPOINT_URL_DYNAMODB`` honoured), yields a repository on it and closes the
+        client on exit. The repository's own keywords (``table_name=``, ``cursor_secret=``,
+        ``fast_path=``, ...) configure the repository; the others go to aiobotocore's
+        ``create_client`` (``region_name=``, ``endpoint_url=``, ``config=``, credentials)."""
         options = {
             "table_name": table_name,
             "cursor_secret": cursor_secret,
@@ -109,6 +117,7 @@ class AsyncRepository(RepositoryBase):
             "retry": retry,
             "hooks": hooks,
             "capacity": capacity,
+            "fast_path": fast_path,
         }
         return _connect(cls, options, client_kwargs)
 
@@ -295,12 +304,10 @@ async def _connect(
             'the async twin needs aiobotocore: pip install "singletable[async]"'
         ) from None
     from .aws.client import client_config
-    from .aws.fastpath import install
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config())
     if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:
-        install(client)  # type: ignore[arg-type]  # the same event API as boto3's
         yield cls(client=client, **options)

@@ -28,6 +28,19 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def install_fast_path(client: Any, fast_path: bool) -> None:
+    """Install the response fast path (:func:`singletable.aws.fastpath.install`: handlers on
+    ``client.meta.events``, idempotent, version-guarded, off with ``SINGLETABLE_FAST_PATH=0``)
+    on a client the user gave a repository, unless ``fast_path`` is False. ``singletable.aws``
+    is imported only here, so a repository given a client with ``fast_path=False`` loads none
+    of it."""
+    if client is None or not fast_path:
+        return
+    from .aws import fastpath
+
+    fastpath.install(client)
+
+
 class RepositoryBase:
     """The base of both twins: ``class Shop(Repository, table=shop)`` or
     ``class AsyncShop(ShopPatterns, AsyncRepository, table=shop)``.

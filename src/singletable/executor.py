@@ -181,20 +181,32 @@ class RetryPolicy(FrozenRecord):
 class Executor:
     """Sends requests through one boto3 client; maps errors; reports to hooks."""
 
-    def __init__(self, client: DynamoDBClient | None, *, hooks: Sequence[Hook] = ()) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient | None,
+        *,
+        hooks: Sequence[Hook] = (),
+        fast_path: bool = True,
+    ) -> None:
         self._client = client
+        self._fast_path = fast_path  # for the default client: False leaves its fast path off
         self.hooks = tuple(hooks)
         self._methods: dict[str, Callable[..., Any]] = {}
 
     @property
     def client(self) -> DynamoDBClient:
         if self._client is None:
-            from .aws.client import default_client  # here: a given client needs none of aws/
+            from .aws.client import default_client  # here: only the default client needs it
 
             try:
-                self._client = default_client()
+                client = default_client()
             except BotoCoreError as exc:
                 raise map_botocore_error(exc, "creating the DynamoDB client") from exc
+            if not self._fast_path:
+                from .aws import fastpath
+
+                fastpath.uninstall(client)
+            self._client = client
         return self._client
 
     def method(self, operation: str) -> Callable[..., Any]:

@@ -10,7 +10,7 @@ from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
-from .core import RepositoryBase
+from .core import RepositoryBase, install_fast_path
 from .entity import Entity
 from .errors import SingleTableError
 from .executor import Executor, Hook, RetryPolicy
@@ -31,7 +31,20 @@ T = TypeVar("T")
 class Repository(RepositoryBase):
     """Base class of sync repositories: ``class Shop(Repository, table=shop)`` with patterns as
     class attributes (or mixed in from a plain class). Construct with a boto3 DynamoDB client;
-    construction sends nothing."""
+    construction sends nothing.
+
+    ``client=``: a boto3 DynamoDB client of your own (its ``Config``, profile, region). The
+    repository installs singletable's response fast path on it
+    (:mod:`singletable.aws.fastpath`): handlers on that client's own event hooks
+    (``client.meta.events``) that parse the successful responses of GetItem, Query, Scan,
+    BatchGetItem, TransactGetItems, PutItem, UpdateItem, DeleteItem, BatchWriteItem and
+    TransactWriteItems in one cheap pass, with output identical to botocore's. This applies to
+    your other calls on that client too (``client.query(...)`` returns the same dict, parsed
+    faster); nothing else changes: requests, retries, signing, error responses, other
+    operations and other clients are botocore's as before. It is skipped on a botocore
+    outside the verified range. Opt out with ``fast_path=False`` (then the repository leaves
+    the client untouched; without ``client=``, the default client is created without it) or
+    for the whole process with ``SINGLETABLE_FAST_PATH=0``."""
 
     __singletable_twin__: ClassVar[bool] = True
 
@@ -46,6 +59,7 @@ class Repository(RepositoryBase):
         retry: RetryPolicy | None = None,
         hooks: Sequence[Hook] = (),
         capacity: str | None = None,
+        fast_path: bool = True,
     ) -> None:
         super().__init__(
             table_name=table_name,
@@ -56,7 +70,8 @@ class Repository(RepositoryBase):
             hooks=hooks,
             capacity=capacity,
         )
-        self._executor = Executor(client, hooks=hooks)
+        install_fast_path(client, fast_path)
+        self._executor = Executor(client, hooks=hooks, fast_path=fast_path)
 
     @property
     def client(self) -> DynamoDBClient:
