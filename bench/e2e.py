@@ -425,7 +425,7 @@ def make_contenders(
     contenders = [
         raw(plain_client(url), "raw boto3"),
         by_hand(plain_client(url)),
-        pattern(Shop(client=plain_client(url)), "singletable, plain client"),
+        pattern(Shop(client=plain_client(url), fast_path=False), "singletable, plain client"),
         pattern(switched_off_repo, "singletable, fast path off"),
         pattern(Shop(client=fast_client), "singletable, fast path"),
         pattern(default_repo, "singletable default client"),
@@ -500,7 +500,8 @@ def async_contenders(
     return [
         raw(side.enter(aio_plain_client(url)), base),
         pattern(
-            AsyncShop(client=side.enter(aio_plain_client(url))), "async: singletable, plain client"
+            AsyncShop(client=side.enter(aio_plain_client(url)), fast_path=False),
+            "async: singletable, plain client",
         ),
         pattern(switched_off_repo, "async: singletable, fast path off"),
         pattern(default_repo, "async: singletable default client"),

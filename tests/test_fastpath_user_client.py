@@ -64,6 +64,17 @@ def test_the_switch_keeps_the_fast_path_off_a_given_sync_client(
     assert not fastpath.is_installed(client)
 
 
+def test_a_stub_client_without_botocore_events_is_accepted_as_it_is() -> None:
+    class Stub:
+        def get_item(self, **params: Any) -> dict[str, Any]:
+            return {}
+
+    stub = Stub()
+    repo = UserShop(client=stub)  # type: ignore[arg-type]
+    assert repo.order(customer_id="C1", created_at=ORDER.created_at, order_id="O1") is None
+    assert not fastpath.is_installed(stub)  # type: ignore[arg-type]
+
+
 def test_fast_path_false_keeps_it_off_the_default_client(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     assert fastpath.is_installed(UserShop().client)

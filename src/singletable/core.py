@@ -33,8 +33,8 @@ def install_fast_path(client: Any, fast_path: bool) -> None:
     ``client.meta.events``, idempotent, version-guarded, off with ``SINGLETABLE_FAST_PATH=0``)
     on a client the user gave a repository, unless ``fast_path`` is False. ``singletable.aws``
     is imported only here, so a repository given a client with ``fast_path=False`` loads none
-    of it."""
-    if client is None or not fast_path:
+    of it. A client without botocore's event system (a duck-typed stub) is left alone."""
+    if not fast_path or getattr(getattr(client, "meta", None), "events", None) is None:
         return
     from .aws import fastpath
 
