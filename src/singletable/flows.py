@@ -69,12 +69,6 @@ def is_async(runner: object) -> bool:
     return bool(getattr(type(runner), "__singletable_async__", False))
 
 
-def done(value: T) -> Flow[T]:
-    """A flow that needs no request and returns ``value``."""
-    return value
-    yield  # pragma: no cover - makes this function a generator
-
-
 class Started(Generic[T]):
     """A flow run up to its first step: finished (``ready``, with ``value``) or waiting on
     ``step``. Lets a caller surface a flow's pure errors at once and send its I/O later."""

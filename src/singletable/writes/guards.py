@@ -90,7 +90,8 @@ def guard_put(
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return UniqueConstraintViolation(
-            f"{spec.name}.{field_name} = {value!r} is already taken by another {spec.name}",
+            # (the value stays out of the message: unique values are often personal data)
+            f"{spec.name}.{field_name}: the value is already taken by another {spec.name}",
             key=key_text(key),
             field=field_name,
         )
@@ -115,7 +116,7 @@ def guard_delete(
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(
-            f"the unique guard of {spec.name}.{field_name} = {value!r} belongs to another item",
+            f"the unique guard of {spec.name}.{field_name} belongs to another item",
             key=key_text(key),
         )
 

@@ -48,7 +48,6 @@ class WriteOp:
         "operation",
         "params",
         "result",
-        "size",
         "spec",
     )
 
@@ -64,7 +63,6 @@ class WriteOp:
         fail: Callable[[dict[str, Wire] | None], SingleTableError],
         result: Any = None,  # the entity as it will be stored (put/create), when known up front
         guards: list[WriteOp] | None = None,
-        size: int = 0,
     ) -> None:
         self.kind = kind
         self.operation = operation
@@ -76,7 +74,6 @@ class WriteOp:
         self.fail = fail
         self.result = result
         self.guards: list[WriteOp] = [] if guards is None else guards
-        self.size = size
 
     def transact_item(self, table_name: str) -> dict[str, Any]:
         """The TransactItems element for this operation."""
