@@ -2,7 +2,7 @@
 
 Run from the repository root (moto's server must be installed: ``pip install -e '.[dev]'``)::
 
-    python bench/threads.py [--endpoints moto,replay] [--threads 1,2,4,8] [--rounds 8]
+    python bench/threads.py [--endpoints moto,replay,tls] [--threads 1,2,4,8] [--rounds 8]
                             [--warmup 1] [--cell-seconds 0.4] [--calls N] [--seed 7]
                             [--json out.json]
 
@@ -40,13 +40,13 @@ every thread's every result must equal the single-threaded one. urllib3's and bo
 warnings (``Connection pool is full`` among them; botocore's pool holds 10 connections) are
 counted and printed.
 
-Endpoints, each server in its own process on 127.0.0.1:
+Endpoints (``bench/endpoints.py``), each server in its own process on 127.0.0.1:
 
 * ``moto``: ``python -m moto.server`` (Werkzeug's ``run_simple(threaded=True)``: a thread per
-  request, one process, so one GIL). It closes the connection after every response.
-* ``replay``: ``bench/replay_server.py`` (``ThreadingHTTPServer``: a thread per connection,
-  one process; HTTP/1.1 keep-alive), frozen after the checks; the script checks that every
-  timed call was a replay.
+  request, in one process, so one GIL). It closes the connection after every response.
+* ``replay``: ``bench/replay_server.py`` (a thread per connection, one process; HTTP/1.1
+  keep-alive), frozen after the checks; the script checks that every timed call was a replay.
+* ``tls`` (not in the default run): the same replay server behind TLS.
 
 This is a benchmark, not a test: nothing here runs under pytest.
 """
@@ -71,24 +71,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import endpoints
 from codec import Order, decode_by_hand
+from contenders import Contender
 from e2e import (
     CUSTOMER,
     GET_KEYS,
     PARTITION_ITEMS,
-    Contender,
     Shop,
     default_repository,
     machine_info,
-    moto_server,
-    plain_client,
-    replay_freeze,
-    replay_server,
-    replay_stats,
     seed_data,
     use_dummy_credentials,
 )
 from e2e import verify as verify_single
+from endpoints import Endpoint, plain_client
 
 TIMES = "\u00d7"
 RAW = "raw boto3"
@@ -100,22 +97,22 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # -- contenders -------------------------------------------------------------------------------
 
 
-def make_contenders(url: str, orders: list[Order]) -> dict[str, Contender]:
-    """The three contenders against ``url``: each owns one client (or one repository) that
-    all its threads share."""
+def make_contenders(endpoint: Endpoint, orders: list[Order]) -> dict[str, Contender]:
+    """The three contenders against ``endpoint``: each owns one client (or one repository)
+    that all its threads share."""
     keys = [
         {"customer_id": o.customer_id, "created_at": o.created_at, "order_id": o.order_id}
         for o in orders[:: PARTITION_ITEMS // GET_KEYS]
     ][:GET_KEYS]
     # The raw clients send the request a pattern sends, with Limit=100 instead of 101.
-    shape = Shop(client=plain_client(url))
+    shape = Shop(client=endpoint.client())
     get_params = [shape.order.params(**k) for k in keys]
     query_params = shape.orders.params(customer_id=CUSTOMER, limit=PARTITION_ITEMS)
     query_params["Limit"] = PARTITION_ITEMS
 
-    raw_client = plain_client(url)
-    hand_client = plain_client(url)
-    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = url
+    raw_client = endpoint.client()
+    hand_client = endpoint.client()
+    endpoint.use_as_default()
     repo = default_repository(Shop)
 
     def hand_get(i: int) -> Order | None:
@@ -244,8 +241,16 @@ def counting_warnings() -> Iterator[WarningCounter]:
             logger.removeHandler(counter)
 
 
-def child_pid(marker: str) -> int | None:
-    """The pid of this process's child whose command line contains ``marker``."""
+def server_pid(endpoint: Endpoint) -> int | None:
+    """The pid of the server process behind ``endpoint`` (a child of this process)."""
+    if endpoint.name == "moto":
+        return child_pid(lambda cmd: "moto.server" in cmd)
+    tls = endpoint.certfile is not None
+    return child_pid(lambda cmd: "replay_server.py" in cmd and ("--certfile" in cmd) == tls)
+
+
+def child_pid(matches: Callable[[str], bool]) -> int | None:
+    """The pid of this process's child whose command line ``matches``."""
     me = os.getpid()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -256,7 +261,7 @@ def child_pid(marker: str) -> int | None:
         except OSError:
             continue
         ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the field after the state
-        if ppid == me and marker in cmdline:
+        if ppid == me and matches(cmdline):
             return int(entry.name)
     return None
 
@@ -381,7 +386,7 @@ def summarise(timed: list[list[Cell]]) -> dict[str, dict[str, dict[int, dict[str
     return out
 
 
-def report(endpoint: str, label: str, summary: dict[str, Any], cpus: int | None) -> None:
+def report(label: str, summary: dict[str, Any], cpus: int | None) -> None:
     titles = {
         "GetItem": "GetItem (1 item per call)",
         "Query": f"Query (Limit={PARTITION_ITEMS}, {PARTITION_ITEMS} items per call)",
@@ -436,42 +441,45 @@ def report(endpoint: str, label: str, summary: dict[str, Any], cpus: int | None)
 
 
 def measure_endpoint(
-    endpoint: str,
-    url: str,
+    endpoint: Endpoint,
     orders: list[Order],
     args: argparse.Namespace,
     rng: random.Random,
     thread_counts: list[int],
 ) -> tuple[dict[str, Any], dict[str, int], str]:
-    contenders = make_contenders(url, orders)
+    """Check, (on a replay server: freeze), size the cells, time the rounds, check again;
+    returns the summary, the calls per cell and the report's heading."""
+    name = endpoint.name
+    contenders = make_contenders(endpoint, orders)
     top = max(thread_counts)
-    verify_single(contenders, orders, endpoint)  # on the replay endpoint this records
-    verify_threads(contenders, orders, top, endpoint)
-    server_pid = child_pid("moto.server" if endpoint == "moto" else "replay_server.py")
-    if endpoint == "replay":
-        replay_freeze(url)
-        before = replay_stats(url)
+    verify_single(contenders, orders, name)  # on a replay server this records
+    verify_threads(contenders, orders, top, name)
+    server = server_pid(endpoint)
+    if endpoint.replay:
+        endpoint.replay_freeze()
+        before = endpoint.replay_stats()
     multiple = math.lcm(*thread_counts)
     if args.calls:
         calls = dict.fromkeys(ITEMS_PER_CALL, math.ceil(args.calls / multiple) * multiple)
     else:
         calls = calibrate(contenders, list(ITEMS_PER_CALL), args.cell_seconds, multiple)
-    timed = run_rounds(contenders, calls, thread_counts, args.rounds, args.warmup, rng, server_pid)
-    verify_single(contenders, orders, endpoint)
-    verify_threads(contenders, orders, top, endpoint)
-    if endpoint == "replay":
-        after = replay_stats(url)
+    timed = run_rounds(contenders, calls, thread_counts, args.rounds, args.warmup, rng, server)
+    verify_single(contenders, orders, name)
+    verify_threads(contenders, orders, top, name)
+    label = endpoint.label
+    if endpoint.replay:
+        after = endpoint.replay_stats()
         if after["unknown"] or after["recorded"] != before["recorded"]:
-            raise SystemExit(f"replay server: not every timed call replayed {after}")
-        label = f"replay server ({after['replayed']:,} responses replayed)"
-    else:
-        label = "moto server (a new TCP connection per call)"
+            raise SystemExit(f"{name}: not every timed call was a replay {after}")
+        label += f", {after['replayed']:,} responses replayed"
     return summarise(timed), calls, label
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--endpoints", default="moto,replay", help="moto,replay (default both)")
+    parser.add_argument(
+        "--endpoints", default="moto,replay", help="any of moto,replay,tls (default moto,replay)"
+    )
     parser.add_argument("--threads", default="1,2,4,8", help="thread counts (default 1,2,4,8)")
     parser.add_argument("--rounds", type=int, default=8, help="timed rounds (default 8)")
     parser.add_argument("--warmup", type=int, default=1, help="discarded rounds (default 1)")
@@ -485,9 +493,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7, help="data and order seed (default 7)")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
-    endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
-    if not endpoints or not set(endpoints) <= {"moto", "replay"}:
-        parser.error("--endpoints takes moto and/or replay")
+    names = [e.strip() for e in args.endpoints.split(",") if e.strip()]
+    if not names or not set(names) <= set(endpoints.NAMES):
+        parser.error(f"--endpoints takes any of {','.join(endpoints.NAMES)}")
     try:
         thread_counts = sorted({int(t) for t in args.threads.split(",") if t.strip()})
     except ValueError:
@@ -517,18 +525,14 @@ def main(argv: list[str] | None = None) -> int:
     print()
     rng = random.Random(args.seed)
     results: dict[str, Any] = {"command": sys.argv, "machine": info, "endpoints": {}}
-    with counting_warnings() as warnings_seen, moto_server() as moto_url:
-        orders = seed_data(moto_url, args.seed)
-        urls = {"moto": moto_url}
+    with counting_warnings() as warnings_seen, endpoints.moto_server() as moto_url:
+        orders = seed_data(plain_client(moto_url), args.seed)
         with contextlib.ExitStack() as stack:
-            if "replay" in endpoints:
-                urls["replay"] = stack.enter_context(replay_server(moto_url))
-            for endpoint in endpoints:
-                summary, calls, label = measure_endpoint(
-                    endpoint, urls[endpoint], orders, args, rng, thread_counts
-                )
-                report(endpoint, label, summary, info["cpus"])
-                results["endpoints"][endpoint] = {"calls": calls, "summary": summary}
+            started = endpoints.start(names, moto_url, stack)
+            for endpoint in (started[n] for n in names if n in started):
+                summary, calls, label = measure_endpoint(endpoint, orders, args, rng, thread_counts)
+                report(label, summary, info["cpus"])
+                results["endpoints"][endpoint.name] = {"calls": calls, "summary": summary}
     print(
         f"urllib3/botocore warnings during the run: {len(warnings_seen.records)} "
         f"('Connection pool is full': {warnings_seen.pool_full}); load average at the end "
