@@ -54,18 +54,8 @@ import boto3
 import botocore
 from botocore.config import Config
 
-from e2e import (
-    CUSTOMER,
-    PARTITION_ITEMS,
-    Shop,
-    moto_server,
-    plain_client,
-    replay_freeze,
-    replay_server,
-    replay_stats,
-    seed_data,
-    use_dummy_credentials,
-)
+from e2e import CUSTOMER, PARTITION_ITEMS, Shop, seed_data, use_dummy_credentials
+from endpoints import moto_server, plain_client, replay_freeze, replay_server, replay_stats
 from singletable.aws import client as st_client
 from singletable.aws import fastpath
 
@@ -138,7 +128,7 @@ def replay_endpoint(seed: int) -> Iterator[tuple[str, dict[str, Any], dict[str, 
     """(replay URL, GetItem params, Query params), recorded and frozen."""
     use_dummy_credentials()
     with moto_server() as moto_url, replay_server(moto_url) as url:
-        orders = seed_data(moto_url, seed)
+        orders = seed_data(plain_client(moto_url), seed)
         shape = Shop()
         order = orders[0]
         get_params = shape.order.params(

@@ -2,7 +2,7 @@
 
 Run from the repository root (moto's server must be installed: ``pip install -e '.[dev]'``)::
 
-    python bench/e2e.py [--endpoints moto,replay] [--rounds 20] [--gets 300] [--queries 100]
+    python bench/e2e.py [--endpoints moto,replay,tls] [--rounds 20] [--gets 300] [--queries 100]
                         [--scatters 40] [--projected 100] [--no-scatter]
                         [--warmup 2] [--seed 7] [--import-runs 10] [--no-async] [--json out.json]
 
@@ -19,51 +19,23 @@ their entities, having freed the wire dicts they decoded inside the call anyway)
 the raw client are medians of per-round ratios (median of the contender's calls / median
 of the raw client's calls in the same round).
 
-Contenders (each with its own client, all created alike with boto3's defaults unless said):
+Contenders (``bench/contenders.py``): the raw boto3 client (wire dicts out, the baseline), the
+by-hand path, singletable's repository patterns on a plain client, on one with the fast path,
+on its default client (also with the opt-in signer, and with the fast path off), and two
+reference rows.
 
-* ``raw boto3``: the low-level client; items stay wire dicts (the baseline).
-* ``by-hand``: the raw client, then one reused ``TypeDeserializer`` per attribute and
-  ``Order.model_validate`` (``bench/codec.py``'s ``decode_by_hand``).
-* ``singletable, plain client``: a repository pattern (``get(Order)``/``query(Order)``) on
-  a plain boto3 client of your own; typed, validated ``Order`` entities out. No target:
-  it shows singletable's own work on top of an untouched botocore pipeline.
-* ``singletable, fast path``: the same on a client with ``singletable.aws.fastpath.install``
-  (the response parser only).
-* ``singletable default client``: ``Shop()`` without a client, i.e. the client
-  ``singletable.aws.default_client()`` creates (fast path and its recommended botocore
-  ``Config``; botocore signs), pointed at the endpoint by ``AWS_ENDPOINT_URL_DYNAMODB``.
-* ``singletable default client + signer``: the same, created with ``SINGLETABLE_SIGNING=1``
-  (singletable's opt-in SigV4 signer).
-* ``singletable, fast path off``: the default client created with
-  ``SINGLETABLE_FAST_PATH=0``: botocore parses the responses; ``client_config()`` stays.
-* ``raw boto3 + fast path`` (reference): the raw client with the fast path installed.
-* ``raw boto3 + client_config()`` (reference): the raw client with singletable's ``Config``.
-
-The async twin (``singletable.aio``, aiobotocore; left out with ``--no-async``), in the same
-run and interleaved with the rows above, call by call, but with its own baseline:
-
-* ``raw aiobotocore``: an aiobotocore client's awaited ``get_item``/``query`` with the same
-  request as the raw boto3 client; wire dicts out (the 1.00\u00d7 of the async rows).
-* ``async: singletable default client``: ``AsyncShop.connect()`` (the default aiobotocore
-  client: fast path and ``client_config()``), awaited patterns.
-* ``async: singletable, plain client``: ``AsyncShop(client=...)`` on a plain aiobotocore
-  client of your own.
-* ``async: singletable, fast path off``: ``connect()`` with ``SINGLETABLE_FAST_PATH=0``.
-* ``raw aiobotocore + fast path`` (reference): the raw aiobotocore client with
-  ``fastpath.install``.
-
-All async contenders share one event loop. An async call is timed inside it: the thread
-CPU time (and wall time) around ``await call()``, in a task the step runs to completion
-before the next contender's call, so what is counted is the request, the event loop's work
-while it waits for the response (selector, aiohttp's protocol callbacks) and the parsing, and
-not the cost of creating and scheduling the task.
+The async rows (``bench/contenders.py``; left out with ``--no-async``), in the same run and
+interleaved with the rows above, call by call, but with their own baseline, the raw
+aiobotocore client: singletable's async twin (``singletable.aio``) on its default client, on a
+plain client and with the fast path off, aiodynamo's client, and the raw aiobotocore client
+with the fast path (reference). Each is timed inside the one event loop they share.
 
 Data: ``bench/codec.py``'s ``Order`` (14 wire attributes, ~680 B of JSON each); one
 partition holds exactly 100 orders (the Query reads all of them: ``Limit=100`` for the raw
 clients; a pattern asks for one more, ``Limit=101``, to know the page is the last), plus
 400 orders in other partitions. GetItem reads 10 different orders of that partition in turn.
 
-Endpoints, both on 127.0.0.1, each server in its own process (no shared GIL):
+Endpoints (``bench/endpoints.py``), all on 127.0.0.1, each server in its own process:
 
 * ``moto``: ``python -m moto.server``. It closes the connection after every response, so
   every call there also pays a TCP connect, and moto's own work dominates wall time.
@@ -73,6 +45,10 @@ Endpoints, both on 127.0.0.1, each server in its own process (no shared GIL):
   application/x-amz-json-1.0``. The server costs almost nothing and the connection is
   reused, as with DynamoDB. After the warm-up it is frozen; the script checks that every
   timed call was a replay.
+* ``tls``: the same replay server (a second one, recording alike) behind TLS, with a
+  self-signed certificate made at start that every client trusts (``verify=``, or
+  ``AWS_CA_BUNDLE`` for the default clients), as DynamoDB is HTTPS. TLS adds the same work
+  to every contender's call, so its ratios sit nearer 1 than the replay endpoint's.
 
 Then, per endpoint, the scatter-gather and projection rows (``bench/scatter_gather.py``): a
 scatter Query over 8 shards x 25 orders through singletable against the same 8 Queries sent
@@ -80,9 +56,10 @@ one after another by the raw client and merged by hand, and a projected 100-item
 against the full one; their figure is the process CPU time (the scatter's Queries run on pool
 threads), with wall time beside it.
 
-Before timing, every contender's results are checked for equivalence on both endpoints
-(the same entities, or the same wire items). Also printed: import time (``bench/imports.py``)
-and decode/encode µs per item (``bench/codec.py``'s contenders, a shorter run).
+Before and after timing, every contender's results are checked for equivalence on every
+endpoint (the same entities, the same wire items, or for aiodynamo the same python values).
+Also printed: import time (``bench/imports.py``) and decode/encode µs per item
+(``bench/codec.py``'s contenders, a shorter run).
 
 This is a benchmark, not a test: nothing here runs under pytest.
 """
@@ -90,44 +67,45 @@ This is a benchmark, not a test: nothing here runs under pytest.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import functools
 import gc
+import importlib.metadata
 import json
 import os
 import random
 import shlex
-import socket
+import ssl
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
-import urllib.error
-import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-import boto3
 import urllib3
+from boto3.dynamodb.types import TypeDeserializer
 
 import codec as codec_bench
+import endpoints
 import imports as imports_bench
 import scatter_gather as scatter_bench
 from codec import Order, decode_by_hand, make_orders, shop
-from singletable import Repository, get, query
-from singletable.aws import client as st_client
-from singletable.aws import fastpath, signing
+from contenders import (
+    CUSTOMER,
+    GET_KEYS,
+    PARTITION_ITEMS,
+    AsyncSide,
+    Contender,
+    Shop,
+    make_contenders,
+)
+from endpoints import Endpoint, plain_client
+from singletable.aws import fastpath
 
-BENCH = Path(__file__).resolve().parent
 TIMES = "\u00d7"
-CUSTOMER = "C424242"
-PARTITION_ITEMS = 100
 OTHER_ITEMS = 400
-GET_KEYS = 10
 
 #: Acceptance targets (client CPU as a multiple of the raw client): (op, contender) -> target.
 #: A GetItem's saving comes from the whole client set-up (client_config(), the fast path and,
@@ -142,113 +120,6 @@ TARGETS: dict[tuple[str, str], tuple[float, float | None]] = {
 }
 
 
-class Shop(Repository, table=shop):
-    order = get(Order)
-    orders = query(Order)
-
-
-def async_shop() -> type[Any]:
-    """The async twin of ``Shop`` (imported on demand: aiobotocore is an extra)."""
-    from singletable.aio import AsyncRepository
-
-    class AsyncShop(AsyncRepository, table=shop):
-        order = get(Order)
-        orders = query(Order)
-
-    return AsyncShop
-
-
-# -- servers ---------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_http(url: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=2):
-                return
-        except urllib.error.HTTPError:
-            return  # it answers
-        except OSError:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """SIGTERM, then SIGKILL if the server has not exited within 10 s (moto's server
-    sometimes lingers on a loaded machine; the report must not be lost to it)."""
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout=10)
-
-
-@contextlib.contextmanager
-def moto_server() -> Iterator[str]:
-    """A moto server in its own process; yields its endpoint URL."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        wait_for_http(url + "/moto-api/")
-        yield url
-    finally:
-        stop(proc)
-
-
-@contextlib.contextmanager
-def replay_server(upstream: str) -> Iterator[str]:
-    """``bench/replay_server.py`` in its own process, recording from ``upstream``."""
-    with tempfile.TemporaryDirectory() as tmp:
-        port_file = Path(tmp) / "port"
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                str(BENCH / "replay_server.py"),
-                "--port",
-                "0",
-                "--upstream",
-                upstream,
-                "--port-file",
-                str(port_file),
-            ]
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while not port_file.exists():
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the replay server did not start")
-                time.sleep(0.05)
-            yield f"http://127.0.0.1:{port_file.read_text()}"
-        finally:
-            stop(proc)
-
-
-def replay_stats(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url + "/__replay__/stats", timeout=10) as response:
-        stats: dict[str, Any] = json.loads(response.read())
-        return stats
-
-
-def replay_freeze(url: str) -> None:
-    request = urllib.request.Request(url + "/__replay__/freeze", data=b"", method="POST")
-    with urllib.request.urlopen(request, timeout=10):
-        pass
-
-
 # -- clients, data, contenders ----------------------------------------------------------------
 
 
@@ -261,15 +132,9 @@ def use_dummy_credentials() -> None:
         os.environ.pop(name, None)
 
 
-def plain_client(url: str, config: Any = None) -> Any:
-    """A client as a user creates one: ``boto3.client("dynamodb")``, endpoint given."""
-    return boto3.client("dynamodb", endpoint_url=url, config=config)
-
-
-def seed_data(url: str, seed: int) -> list[Order]:
-    """Create the table at ``url`` and store the orders; returns the partition's orders in
-    sort-key order (as a Query returns them)."""
-    client = plain_client(url)
+def seed_data(client: Any, seed: int) -> list[Order]:
+    """Create the table and store the orders through ``client``; returns the partition's
+    orders in sort-key order (as a Query returns them)."""
     shop.create(client)
     orders = make_orders(PARTITION_ITEMS + OTHER_ITEMS, seed)
     start = orders[0].created_at
@@ -286,229 +151,6 @@ def seed_data(url: str, seed: int) -> list[Order]:
     return sorted(partition, key=lambda o: o.to_item()["SK"]["S"])
 
 
-@dataclass
-class Contender:
-    name: str
-    get: Callable[[int], Any]  # i -> the i-th order (entity, or wire item for the raw rows)
-    query: Callable[[], Any]  # -> the partition's 100 orders
-    typed: bool  # entities out (else wire dicts)
-    reference: bool = False
-    baseline: str = "raw boto3"  # the contender its ratios are to
-    # async contenders: i -> (cpu ns, wall ns) of one awaited GetItem / Query, timed inside
-    # the event loop (see AsyncSide.timed)
-    timed_get: Callable[[int], tuple[int, int]] | None = None
-    timed_query: Callable[[], tuple[int, int]] | None = None
-
-
-class AsyncSide:
-    """The async contenders' event loop and what they opened on it (clients, repositories
-    from ``connect()``), closed by :meth:`close`."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.stack = contextlib.AsyncExitStack()
-
-    def enter(self, manager: contextlib.AbstractAsyncContextManager[Any]) -> Any:
-        return self.loop.run_until_complete(self.stack.enter_async_context(manager))
-
-    def call(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-        return self.loop.run_until_complete(_call(fn, *args))
-
-    def timed(self, fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[int, int]:
-        return self.loop.run_until_complete(_timed(fn, *args))  # type: ignore[no-any-return]
-
-    def close(self) -> None:
-        self.loop.run_until_complete(self.stack.aclose())
-        self.loop.close()
-
-
-async def _call(fn: Callable[..., Awaitable[Any]], *args: Any) -> Any:
-    return await fn(*args)
-
-
-async def _timed(fn: Callable[..., Awaitable[Any]], *args: Any) -> tuple[int, int]:
-    thread_time, perf_counter = time.thread_time_ns, time.perf_counter_ns
-    w0, c0 = perf_counter(), thread_time()
-    await fn(*args)  # the result is dropped inside the timed region
-    c1, w1 = thread_time(), perf_counter()
-    return c1 - c0, w1 - w0
-
-
-def aio_plain_client(url: str, config: Any = None) -> contextlib.AbstractAsyncContextManager[Any]:
-    """An aiobotocore client as a user creates one (``async with``), endpoint given."""
-    from aiobotocore.session import get_session
-
-    return get_session().create_client("dynamodb", endpoint_url=url, config=config)
-
-
-@contextlib.asynccontextmanager
-async def _switched_off_connect(repo_cls: type[Any]) -> AsyncIterator[Any]:
-    """``connect()`` with ``SINGLETABLE_FAST_PATH=0`` while the client is created."""
-    os.environ[fastpath.ENV_VAR] = "0"
-    try:
-        manager = repo_cls.connect()
-        repo = await manager.__aenter__()
-    finally:
-        del os.environ[fastpath.ENV_VAR]
-    try:
-        yield repo
-    finally:
-        await manager.__aexit__(None, None, None)
-
-
-def make_contenders(
-    url: str, orders: list[Order], side: AsyncSide | None = None
-) -> dict[str, Contender]:
-    """All contenders against ``url``, each on its own client; the async ones on ``side``'s
-    event loop (none without it)."""
-    keys = [
-        {"customer_id": o.customer_id, "created_at": o.created_at, "order_id": o.order_id}
-        for o in orders[:: PARTITION_ITEMS // GET_KEYS]
-    ][:GET_KEYS]
-    # The raw clients send the request a pattern sends (same body, so the replay server
-    # answers both from one recording), with Limit=100 instead of the pattern's 101.
-    shape = Shop(client=plain_client(url))
-    get_params = [shape.order.params(**k) for k in keys]
-    query_params = shape.orders.params(customer_id=CUSTOMER, limit=PARTITION_ITEMS)
-    query_params["Limit"] = PARTITION_ITEMS
-
-    def raw(client: Any, name: str, reference: bool = False) -> Contender:
-        return Contender(
-            name,
-            lambda i: client.get_item(**get_params[i % GET_KEYS]).get("Item"),
-            lambda: client.query(**query_params)["Items"],
-            typed=False,
-            reference=reference,
-        )
-
-    def by_hand(client: Any) -> Contender:
-        def get_one(i: int) -> Order | None:
-            item = client.get_item(**get_params[i % GET_KEYS]).get("Item")
-            return None if item is None else decode_by_hand(item)
-
-        def query_all() -> list[Order]:
-            return [decode_by_hand(item) for item in client.query(**query_params)["Items"]]
-
-        return Contender("by-hand", get_one, query_all, typed=True)
-
-    def pattern(repo: Shop, name: str) -> Contender:
-        bound_get, bound_query = repo.order, repo.orders
-        return Contender(
-            name,
-            lambda i: bound_get(**keys[i % GET_KEYS]),
-            lambda: bound_query(customer_id=CUSTOMER, limit=PARTITION_ITEMS).items,
-            typed=True,
-        )
-
-    fast_client = plain_client(url)
-    fastpath.install(fast_client)
-    raw_fast_client = plain_client(url)
-    fastpath.install(raw_fast_client)
-    os.environ["AWS_ENDPOINT_URL_DYNAMODB"] = url
-    default_repo = Shop()  # no client: singletable's default_client(), created on first use
-    default_repo.client  # noqa: B018 - create it now, not inside a timed call
-    assert not signing.is_installed(default_repo.client)
-    os.environ[signing.ENV_VAR] = "1"
-    try:
-        signing_repo = Shop()
-        assert signing.is_installed(signing_repo.client)
-    finally:
-        del os.environ[signing.ENV_VAR]
-    os.environ[fastpath.ENV_VAR] = "0"
-    try:
-        switched_off_repo = Shop()
-        assert not fastpath.is_installed(switched_off_repo.client)
-        assert not signing.is_installed(switched_off_repo.client)
-    finally:
-        del os.environ[fastpath.ENV_VAR]
-    config = client_config()
-    contenders = [
-        raw(plain_client(url), "raw boto3"),
-        by_hand(plain_client(url)),
-        pattern(Shop(client=plain_client(url), fast_path=False), "singletable, plain client"),
-        pattern(switched_off_repo, "singletable, fast path off"),
-        pattern(Shop(client=fast_client), "singletable, fast path"),
-        pattern(default_repo, "singletable default client"),
-        pattern(signing_repo, "singletable default client + signer"),
-        raw(raw_fast_client, "raw boto3 + fast path", reference=True),
-    ]
-    if config is not None:
-        contenders.append(
-            raw(plain_client(url, config), "raw boto3 + client_config()", reference=True)
-        )
-    if side is not None:
-        contenders += async_contenders(side, url, keys, get_params, query_params)
-    return {c.name: c for c in contenders}
-
-
-def async_contenders(
-    side: AsyncSide,
-    url: str,
-    keys: list[dict[str, Any]],
-    get_params: list[dict[str, Any]],
-    query_params: dict[str, Any],
-) -> list[Contender]:
-    """The async twin's contenders and their raw aiobotocore baseline (the same requests as
-    the sync rows; ``AWS_ENDPOINT_URL_DYNAMODB`` already points ``connect()`` at ``url``)."""
-    AsyncShop = async_shop()
-    base = "raw aiobotocore"
-
-    def raw(client: Any, name: str, reference: bool = False) -> Contender:
-        async def get_one(i: int) -> Any:
-            return (await client.get_item(**get_params[i % GET_KEYS])).get("Item")
-
-        async def query_all() -> Any:
-            return (await client.query(**query_params))["Items"]
-
-        return Contender(
-            name,
-            lambda i: side.call(get_one, i),
-            lambda: side.call(query_all),
-            typed=False,
-            reference=reference,
-            baseline=base,
-            timed_get=lambda i: side.timed(get_one, i),
-            timed_query=lambda: side.timed(query_all),
-        )
-
-    def pattern(repo: Any, name: str) -> Contender:
-        bound_get, bound_query = repo.order, repo.orders
-
-        async def get_one(i: int) -> Any:
-            return await bound_get(**keys[i % GET_KEYS])
-
-        async def query_all() -> Any:
-            return (await bound_query(customer_id=CUSTOMER, limit=PARTITION_ITEMS)).items
-
-        return Contender(
-            name,
-            lambda i: side.call(get_one, i),
-            lambda: side.call(query_all),
-            typed=True,
-            baseline=base,
-            timed_get=lambda i: side.timed(get_one, i),
-            timed_query=lambda: side.timed(query_all),
-        )
-
-    default_repo = side.enter(AsyncShop.connect())
-    assert fastpath.is_installed(default_repo.client)
-    switched_off_repo = side.enter(_switched_off_connect(AsyncShop))
-    assert not fastpath.is_installed(switched_off_repo.client)
-    raw_fast_client = side.enter(aio_plain_client(url))
-    fastpath.install(raw_fast_client)
-    assert fastpath.is_installed(raw_fast_client)
-    return [
-        raw(side.enter(aio_plain_client(url)), base),
-        pattern(
-            AsyncShop(client=side.enter(aio_plain_client(url)), fast_path=False),
-            "async: singletable, plain client",
-        ),
-        pattern(switched_off_repo, "async: singletable, fast path off"),
-        pattern(default_repo, "async: singletable default client"),
-        raw(raw_fast_client, "raw aiobotocore + fast path", reference=True),
-    ]
-
-
 def default_repository(repo_cls: type[Any]) -> Any:
     """A repository on singletable's default client (``AWS_ENDPOINT_URL_DYNAMODB`` names the
     endpoint), the client created now rather than inside a timed call."""
@@ -517,15 +159,11 @@ def default_repository(repo_cls: type[Any]) -> Any:
     return repo
 
 
-def client_config() -> Any:
-    """singletable's recommended botocore Config, if this version has the helper."""
-    helper = getattr(st_client, "client_config", None)
-    return helper() if helper is not None else None
-
-
 def verify(contenders: dict[str, Contender], orders: list[Order], endpoint: str) -> None:
     """All contenders must return equivalent data: the same entities, or the same wire items
-    (whose by-hand decoding gives those entities)."""
+    (whose by-hand decoding gives those entities), or (aiodynamo) python dicts equal to the
+    wire items through boto3's ``TypeDeserializer``, every attribute, keys and type tag
+    included, which ``Order.model_validate`` turns into the same entities."""
     raw = contenders["raw boto3"]
     wire_items = raw.query()
     if [decode_by_hand(item) for item in wire_items] != orders:
@@ -534,11 +172,19 @@ def verify(contenders: dict[str, Contender], orders: list[Order], endpoint: str)
     expected_gets = [decode_by_hand(item) for item in wire_gets]
     if expected_gets != orders[:: PARTITION_ITEMS // GET_KEYS][:GET_KEYS]:
         raise SystemExit(f"{endpoint}: the raw GetItems do not return the expected orders")
+    deserialize = TypeDeserializer().deserialize
+    python_items = [{k: deserialize(v) for k, v in item.items()} for item in wire_items]
+    python_gets = [{k: deserialize(v) for k, v in item.items()} for item in wire_gets]
     for c in contenders.values():  # (the async rows return what the sync rows return)
         got_query = c.query()
         got_gets = [c.get(i) for i in range(GET_KEYS)]
-        want_query = orders if c.typed else wire_items
-        want_gets = expected_gets if c.typed else wire_gets
+        want_query = orders if c.typed else python_items if c.python_values else wire_items
+        want_gets = expected_gets if c.typed else python_gets if c.python_values else wire_gets
+        if c.python_values and (
+            [Order.model_validate(d) for d in got_query] != orders
+            or [Order.model_validate(d) for d in got_gets] != expected_gets
+        ):
+            raise SystemExit(f"{endpoint}: {c.name}'s dicts do not validate to the orders")
         if got_query != want_query:
             raise SystemExit(f"{endpoint}: {c.name}'s Query result differs")
         if got_gets != want_gets:
@@ -711,12 +357,11 @@ class StubClient:
         return self.query_response
 
 
-def own_costs(url: str, orders: list[Order], reps: int, seed: int) -> dict[str, float]:
+def own_costs(client: Any, orders: list[Order], reps: int, seed: int) -> dict[str, float]:
     """µs per call of singletable's own steps (stub client: no botocore, no HTTP), next to
     the by-hand decoding of the same items; interleaved, thread CPU time, medians."""
     from singletable.entity import spec_of
 
-    client = plain_client(url)
     key = {
         "customer_id": orders[0].customer_id,
         "created_at": orders[0].created_at,
@@ -805,20 +450,21 @@ def machine_info() -> dict[str, Any]:
     info = codec_bench.machine_info(len(gc.get_objects()))
     info["moto"] = moto.__version__
     info["urllib3"] = urllib3.__version__
+    info["openssl"] = ssl.OPENSSL_VERSION
     info["fast_path_env"] = os.environ.get(fastpath.ENV_VAR, "(unset)")
-    try:
-        import aiobotocore
-        import aiohttp
-
-        info["aiobotocore"] = f"{aiobotocore.__version__} (aiohttp {aiohttp.__version__})"
-    except ImportError:
-        info["aiobotocore"] = "not installed"
+    for name in ("aiobotocore", "aiohttp", "aiodynamo"):
+        try:
+            info[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            info[name] = "not installed"
     return info
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--endpoints", default="moto,replay", help="moto,replay (default both)")
+    parser.add_argument(
+        "--endpoints", default="moto,replay,tls", help="any of moto,replay,tls (default all)"
+    )
     parser.add_argument("--rounds", type=int, default=20, help="timed rounds (default 20)")
     parser.add_argument("--warmup", type=int, default=2, help="warm-up rounds (default 2)")
     parser.add_argument("--gets", type=int, default=300, help="GetItems per contender (300)")
@@ -828,7 +474,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-codec", action="store_true", help="skip decode/encode µs/item")
     parser.add_argument("--own-reps", type=int, default=15, help="0 skips the stub-client table")
     parser.add_argument(
-        "--no-async", action="store_true", help="skip the async twin's rows (aiobotocore)"
+        "--no-async", action="store_true", help="skip the async rows (aiobotocore, aiodynamo)"
     )
     parser.add_argument("--scatters", type=int, default=40, help="scatter reads per contender (40)")
     parser.add_argument(
@@ -839,95 +485,111 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
-    endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
-    if not set(endpoints) <= {"moto", "replay"} or not endpoints:
-        parser.error("--endpoints takes moto and/or replay")
+    args.endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
+    if not set(args.endpoints) <= set(endpoints.NAMES) or not args.endpoints:
+        parser.error(f"--endpoints takes any of {','.join(endpoints.NAMES)}")
     if args.rounds < 2 or args.gets < args.rounds or args.queries < args.rounds:
         parser.error("--rounds must be ≥ 2 and ≤ --gets and --queries")
-    chunks = {"GetItem": args.gets // args.rounds, "Query": args.queries // args.rounds}
-    scatter_steps = {
+    args.chunks = {"GetItem": args.gets // args.rounds, "Query": args.queries // args.rounds}
+    args.scatter_steps = {
         "Scatter": max(1, args.scatters // args.rounds),
         "Projection": max(1, args.projected // args.rounds),
     }
+    return args
 
-    use_dummy_credentials()
-    info = machine_info()
+
+def print_header(args: argparse.Namespace, info: dict[str, Any]) -> None:
     command = shlex.join(["python", "bench/e2e.py", *sys.argv[1:]])
     print(f"command: `{command}`")
     print(
         f"machine: {info['platform']}, {info['cpus']} CPUs, Python {info['python']}; "
         f"boto3 {info['boto3']}, botocore {info['botocore']}, urllib3 {info['urllib3']}, "
         f"pydantic {info['pydantic']}, pydantic-core {info['pydantic-core']}, moto "
-        f"{info['moto']}, aiobotocore {info['aiobotocore']}, singletable {info['singletable']}; "
+        f"{info['moto']}, aiobotocore {info['aiobotocore']} (aiohttp {info['aiohttp']}), "
+        f"aiodynamo {info['aiodynamo']}, {info['openssl']}, singletable {info['singletable']}; "
         f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
     print(
         f"method: per endpoint {args.warmup} warm-up + {args.rounds} timed rounds; per round "
-        f"and operation, {chunks['GetItem']} GetItem or {chunks['Query']} Query steps, each "
-        "calling every contender once in a seeded shuffled order; client CPU = "
+        f"and operation, {args.chunks['GetItem']} GetItem or {args.chunks['Query']} Query "
+        "steps, each calling every contender once in a seeded shuffled order; client CPU = "
         "time.thread_time_ns around each call (async: around the await, inside the event "
         "loop); results dropped inside the timed region; "
         f"ratios = medians of per-round ratios of per-round medians; seed {args.seed}"
     )
     print()
+
+
+def bench_endpoint(
+    endpoint: Endpoint,
+    orders: list[Order],
+    pending_ids: list[str] | None,
+    side: AsyncSide | None,
+    args: argparse.Namespace,
+    rng: random.Random,
+) -> dict[str, Any]:
+    """One endpoint's rows: verify (on a replay server, which records), freeze, time, verify
+    again, check every timed call was a replay, report; returns the summaries."""
+    name = endpoint.name
+    contenders = make_contenders(endpoint, orders, side)
+    verify(contenders, orders, name)
+    extra = []
+    if pending_ids is not None:
+        client = functools.partial(plain_client, verify=endpoint.certfile)
+        extra = scatter_bench.make_rows(endpoint.url, CUSTOMER, client, default_repository)
+        scatter_bench.verify(extra, pending_ids, orders, name)
+    if endpoint.replay:
+        endpoint.replay_freeze()
+        before = endpoint.replay_stats()
+    samples = run(contenders, args.rounds, args.warmup, args.chunks, rng)
+    verify(contenders, orders, name)
+    extra_samples = scatter_bench.run(extra, args.rounds, args.warmup, args.scatter_steps, rng)
+    if pending_ids is not None:
+        scatter_bench.verify(extra, pending_ids, orders, name)
+    label = endpoint.label
+    if endpoint.replay:
+        after = endpoint.replay_stats()
+        if after["unknown"] or after["recorded"] != before["recorded"]:
+            raise SystemExit(f"{name}: not every timed call was a replay {after}")
+        label += f", {after['replayed']:,} responses replayed"
+    print(f"### endpoint: {label}")
+    print()
+    summary = summarise(samples, {n: c.baseline for n, c in contenders.items()})
+    report_endpoint(name, summary, contenders)
+    out: dict[str, Any] = {"rows": summary}
+    if extra:
+        out["scatter"] = scatter_bench.summarise(extra, extra_samples)
+        scatter_bench.report(name, out["scatter"])
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    use_dummy_credentials()
+    info = machine_info()
+    print_header(args, info)
     rng = random.Random(args.seed)
     results: dict[str, Any] = {"command": sys.argv, "machine": info, "endpoints": {}}
     # First, while the process is as fresh as bench/codec.py's: after the endpoint runs its
     # heap holds their clients and samples, and singletable's decode measured there read
     # 0.42-0.45x by-hand instead of 0.35-0.39x (by-hand's own time barely moved).
     codec_rows = None if args.no_codec else codec_figures(args.seed)
-    with moto_server() as moto_url:
-        orders = seed_data(moto_url, args.seed)
-        pending_ids = (
-            None if args.no_scatter else scatter_bench.seed(plain_client(moto_url), args.seed)
-        )
-        urls = {"moto": moto_url}
+    with endpoints.moto_server() as moto_url:
+        moto_client = plain_client(moto_url)
+        orders = seed_data(moto_client, args.seed)
+        pending_ids = None if args.no_scatter else scatter_bench.seed(moto_client, args.seed)
         with contextlib.ExitStack() as stack:
-            if "replay" in endpoints:
-                urls["replay"] = stack.enter_context(replay_server(moto_url))
-            for endpoint in endpoints:
-                url = urls[endpoint]
+            started = endpoints.start(args.endpoints, moto_url, stack)
+            for endpoint in (started[n] for n in args.endpoints if n in started):
                 side = None if args.no_async else AsyncSide()
                 if side is not None:
                     stack.callback(side.close)
-                contenders = make_contenders(url, orders, side)
-                verify(contenders, orders, endpoint)  # on the replay endpoint: records
-                extra = []
-                if pending_ids is not None:
-                    extra = scatter_bench.make_rows(url, CUSTOMER, plain_client, default_repository)
-                    scatter_bench.verify(extra, pending_ids, orders, endpoint)
-                if endpoint == "replay":
-                    replay_freeze(url)
-                    before = replay_stats(url)
-                samples = run(contenders, args.rounds, args.warmup, chunks, rng)
-                verify(contenders, orders, endpoint)
-                extra_samples = scatter_bench.run(
-                    extra, args.rounds, args.warmup, scatter_steps, rng
-                )
-                if pending_ids is not None:
-                    scatter_bench.verify(extra, pending_ids, orders, endpoint)
-                if endpoint == "replay":
-                    after = replay_stats(url)
-                    if after["unknown"] or after["recorded"] != before["recorded"]:
-                        raise SystemExit(f"replay server: not every timed call replayed {after}")
-                summary = summarise(samples, {n: c.baseline for n, c in contenders.items()})
-                if endpoint == "replay":
-                    label = (
-                        "replay server (own process; HTTP/1.1 keep-alive; "
-                        f"{after['replayed']:,} responses replayed)"
-                    )
-                else:
-                    label = "moto server (own process; a new TCP connection per call)"
-                print(f"### endpoint: {label}")
-                print()
-                report_endpoint(endpoint, summary, contenders)
-                results["endpoints"][endpoint] = summary
-                if extra:
-                    extra_summary = scatter_bench.summarise(extra, extra_samples)
-                    scatter_bench.report(endpoint, extra_summary)
-                    results.setdefault("scatter", {})[endpoint] = extra_summary
+                found = bench_endpoint(endpoint, orders, pending_ids, side, args, rng)
+                results["endpoints"][endpoint.name] = found["rows"]
+                if "scatter" in found:
+                    results.setdefault("scatter", {})[endpoint.name] = found["scatter"]
         if args.own_reps > 0:
-            own = own_costs(moto_url, orders, args.own_reps, args.seed)
+            own = own_costs(moto_client, orders, args.own_reps, args.seed)
             report_own(own)
             results["own"] = own
     if codec_rows is not None:

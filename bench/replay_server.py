@@ -17,6 +17,10 @@ replayed and how many went upstream, so it can check that every timed call was a
 
     python bench/replay_server.py --port 0 --upstream http://127.0.0.1:5000 --port-file p.txt
 
+With ``--certfile`` and ``--keyfile`` it serves HTTPS instead (TLS, as DynamoDB), still HTTP/1.1
+keep-alive; the upstream it records from stays whatever ``--upstream`` names. Each connection's
+TLS handshake runs in that connection's own thread, so the accept loop never waits for one.
+
 Runs in its own process (``bench/e2e.py`` starts it), one thread per connection; stop it
 with SIGTERM or SIGINT. Binds 127.0.0.1 only. Not a test and not a DynamoDB emulator.
 """
@@ -27,6 +31,7 @@ import argparse
 import http.client
 import json
 import signal
+import ssl
 import sys
 import threading
 import urllib.parse
@@ -150,16 +155,53 @@ def make_handler(store: ReplayStore) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class ReplayHTTPServer(ThreadingHTTPServer):
+    """A thread per connection; with an ``SSLContext``, each connection is TLS."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        handler: type[BaseHTTPRequestHandler],
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self.tls = tls
+        super().__init__(address, handler)
+
+    def finish_request(self, request: Any, client_address: Any) -> None:
+        if self.tls is None:
+            super().finish_request(request, client_address)
+            return
+        try:
+            # here, in the connection's thread: the handshake does not hold up accept()
+            conn = self.tls.wrap_socket(request, server_side=True)
+        except (ssl.SSLError, ConnectionError):
+            return  # a client that gave up on the handshake (or a plain-HTTP probe)
+        with conn:
+            super().finish_request(conn, client_address)
+
+
+def server_tls(certfile: Path, keyfile: Path) -> ssl.SSLContext:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certfile, keyfile)
+    return context
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument("--upstream", help="record unknown requests from this endpoint")
     parser.add_argument("--port-file", type=Path, help="write the bound port here when ready")
+    parser.add_argument("--certfile", type=Path, help="serve HTTPS with this PEM certificate")
+    parser.add_argument("--keyfile", type=Path, help="the certificate's PEM private key")
     args = parser.parse_args(argv)
+    if (args.certfile is None) != (args.keyfile is None):
+        parser.error("--certfile and --keyfile go together")
 
     store = ReplayStore(args.upstream)
-    server = ThreadingHTTPServer(("127.0.0.1", args.port), make_handler(store))
-    server.daemon_threads = True
+    tls = server_tls(args.certfile, args.keyfile) if args.certfile else None
+    server = ReplayHTTPServer(("127.0.0.1", args.port), make_handler(store), tls)
 
     def stop(signum: int, frame: Any) -> None:
         threading.Thread(target=server.shutdown, daemon=True).start()
