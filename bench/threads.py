@@ -92,6 +92,7 @@ RAW = "raw boto3"
 CONTENDERS = (RAW, "singletable", "by-hand")  # the tables' column order
 ITEMS_PER_CALL = {"GetItem": 1, "Query": PARTITION_ITEMS}
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+CORES = ("client_cores", "server_cores", "machine_cores")
 
 
 # -- contenders -------------------------------------------------------------------------------
@@ -276,6 +277,14 @@ def process_cpu_ns(pid: int | None) -> int:
     return ticks * 1_000_000_000 // CLOCK_TICKS
 
 
+def machine_busy_ns() -> int:
+    """CPU time all CPUs of the machine spent busy, every process's (``/proc/stat``: user,
+    nice, system, irq and softirq; clock-tick resolution)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    busy = sum(fields[:7]) - fields[3] - fields[4]  # user .. softirq, less idle and iowait
+    return busy * 1_000_000_000 // CLOCK_TICKS
+
+
 @dataclass
 class Cell:
     """One timed run: ``calls`` calls of ``op`` by ``contender`` on ``threads`` threads."""
@@ -287,6 +296,7 @@ class Cell:
     wall_ns: int = 0
     cpu_ns: int = 0
     server_ns: int = 0
+    machine_ns: int = 0
     items: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -302,9 +312,10 @@ def run_cell(fn: Callable[[int], Any], cell: Cell, server_pid: int | None) -> No
             fn(index + k * threads)  # the result is dropped at once
 
     gc.collect()
-    s0 = process_cpu_ns(server_pid)
+    s0, m0 = process_cpu_ns(server_pid), machine_busy_ns()
     cell.wall_ns, cell.cpu_ns = in_threads(threads, work)
     cell.server_ns = process_cpu_ns(server_pid) - s0
+    cell.machine_ns = machine_busy_ns() - m0
 
 
 def calibrate(
@@ -377,10 +388,12 @@ def summarise(timed: list[list[Cell]]) -> dict[str, dict[str, dict[int, dict[str
             "cpu_us_per_item": statistics.median(c.cpu_ns / c.items / 1e3 for c in cells),
             "client_cores": statistics.median(c.cpu_ns / c.wall_ns for c in cells),
             "server_cores": statistics.median(c.server_ns / c.wall_ns for c in cells),
+            "machine_cores": statistics.median(c.machine_ns / c.wall_ns for c in cells),
             "ratio_to_raw": statistics.median(to_raw),
             "ratio_to_raw_iqr": _iqr(to_raw),
             "rounds": [
-                {"wall_ns": c.wall_ns, "cpu_ns": c.cpu_ns, "server_ns": c.server_ns} for c in cells
+                {k: getattr(c, k) for k in ("wall_ns", "cpu_ns", "server_ns", "machine_ns")}
+                for c in cells
             ],
         }
     return out
@@ -420,7 +433,7 @@ def report(label: str, summary: dict[str, Any], cpus: int | None) -> None:
         print()
     print(
         f"#### {label}: cores used (CPU time / wall; this machine has {cpus}), "
-        "client process / server process"
+        "client process / server process / whole machine (every process)"
     )
     print()
     first = next(iter(summary.values()))
@@ -429,10 +442,7 @@ def report(label: str, summary: dict[str, Any], cpus: int | None) -> None:
     print("|---|---:|" + "---:|" * len(names))
     for op, rows in summary.items():
         for n in rows[RAW]:
-            cols = [
-                f"{rows[name][n]['client_cores']:.2f} / {rows[name][n]['server_cores']:.2f}"
-                for name in names
-            ]
+            cols = [" / ".join(f"{rows[name][n][k]:.2f}" for k in CORES) for name in names]
             print(f"| {op} | {n} | " + " | ".join(cols) + " |")
     print()
 
