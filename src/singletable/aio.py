@@ -104,7 +104,7 @@ class AsyncRepository(RepositoryBase):
         **client_kwargs: Any,
     ) -> AbstractAsyncContextManager[Self]:
         """``async with AsyncShop.connect() as repo:`` creates the default aiobotocore client
-        (``client_config()`` and the response fast path, unless ``fast_path=False``;
+        (``client_config(parameter_validation=False)`` and the response fast path, unless ``fast_path=False``;
         ``AWS_ENDPOINT_URL_DYNAMODB`` honoured), yields a repository on it and closes the
         client on exit. The repository's own keywords (``table_name=``, ``cursor_secret=``,
         ``fast_path=``, ...) configure the repository; the others go to aiobotocore's
@@ -306,7 +306,7 @@ async def _connect(
     from .aws.client import client_config
 
     kwargs = dict(client_kwargs)
-    kwargs.setdefault("config", client_config())
+    kwargs.setdefault("config", client_config(parameter_validation=False))
     if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:

@@ -76,8 +76,10 @@ class Repository(RepositoryBase):
     @property
     def client(self) -> DynamoDBClient:
         """The boto3 client. If none was given, :func:`singletable.aws.default_client`
-        creates one on first use: the default session's, with ``client_config()`` and the
-        response fast path (singletable's SigV4 signer with ``SINGLETABLE_SIGNING=1``)."""
+        creates one on first use: the default session's, with
+        ``client_config(parameter_validation=False)`` and the response fast path
+        (singletable's SigV4 signer with ``SINGLETABLE_SIGNING=1``). For calls of your own,
+        prefer a client of your own: this one does not check parameters client-side."""
         return self._executor.client
 
     # -- the one send --
