@@ -58,6 +58,8 @@ class ExpressionBuilder:
 
     def path(self, path: str) -> str:
         """``a.b[2].c`` -> ``#n0.#n1[2].#n2``."""
+        if path and "." not in path and "[" not in path and "]" not in path:
+            return self.name(path)  # one attribute name: the common case, no regex
         parts: list[str] = []
         for match in _PATH_PART.finditer(path):
             if match.group(1) is not None:

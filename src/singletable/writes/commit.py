@@ -11,7 +11,7 @@ from ..batch import key_identity
 from ..errors import InvalidRequestError, ServiceError, SingleTableError, TransactionCanceled
 from ..flows import Flow, Send, Sleep
 from ..record import FrozenRecord
-from ..wire import item_size
+from ..wire import MAX_ITEM_BYTES, item_size
 from .ops import WriteContext, WriteOp, live_entity
 
 if TYPE_CHECKING:
@@ -85,6 +85,10 @@ def transaction_request(
     key_attrs = [a for a in (table.pk, table.sk) if a]
     seen: dict[tuple[Any, ...], WriteOp] = {}
     total = 0
+    # Every item was checked against the 400 KB limit when it was encoded, and a key is far
+    # smaller, so up to MAX_BYTES // MAX_ITEM_BYTES operations cannot exceed 4 MB: the exact
+    # size is only worth computing for bigger transactions.
+    sized = len(ops) > MAX_BYTES // MAX_ITEM_BYTES
     for op in ops:
         identity = key_identity(op.key, key_attrs)
         if identity in seen:
@@ -95,8 +99,9 @@ def transaction_request(
                 key=", ".join(map(str, identity)),
             )
         seen[identity] = op
-        item = op.params.get("Item")
-        total += item_size(item) if item is not None else item_size(op.key)
+        if sized:
+            item = op.params.get("Item")
+            total += item_size(item) if item is not None else item_size(op.key)
     if total > MAX_BYTES:
         raise InvalidRequestError(
             f"the transaction writes {total:,} bytes; DynamoDB allows 4 MB per transaction"
