@@ -90,7 +90,7 @@ class EntitySpec:
         read = values.get if isinstance(values, Mapping) else lambda name: getattr(values, name)
         return {plan.field: plan.value(read(plan.of)) for plan in self.shards}
 
-    @property
+    @functools.cached_property
     def type_tags(self) -> tuple[str, ...]:
         """Every type tag whose items decode as this entity: the current one first, then the
         ``former_types`` it was stored under before a rename (writes store the current one)."""
@@ -441,7 +441,7 @@ class Entity(BaseModel):
     @classmethod
     def from_item(cls, item: Mapping[str, Any]) -> Self:
         """A validated entity from a wire-format item."""
-        spec = spec_of(cls)
+        spec = cls.__dict__.get("__singletable__") or spec_of(cls)
         tag = item.get(spec.table.type_attribute)
         if tag is not None and tag.get("S") not in spec.type_tags:
             raise ItemDecodeError(
