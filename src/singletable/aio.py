@@ -104,11 +104,12 @@ class AsyncRepository(RepositoryBase):
         **client_kwargs: Any,
     ) -> AbstractAsyncContextManager[Self]:
         """``async with AsyncShop.connect() as repo:`` creates the default aiobotocore client
-        (``client_config(parameter_validation=False)`` and the response fast path, unless ``fast_path=False``;
-        ``AWS_ENDPOINT_URL_DYNAMODB`` honoured), yields a repository on it and closes the
-        client on exit. The repository's own keywords (``table_name=``, ``cursor_secret=``,
-        ``fast_path=``, ...) configure the repository; the others go to aiobotocore's
-        ``create_client`` (``region_name=``, ``endpoint_url=``, ``config=``, credentials)."""
+        (``client_config(parameter_validation=False)`` and the response fast path, unless
+        ``fast_path=False``; ``AWS_ENDPOINT_URL_DYNAMODB`` honoured), yields a repository on
+        it and closes the client on exit. The repository's own keywords (``table_name=``,
+        ``cursor_secret=``, ``fast_path=``, ...) configure the repository; the others go to
+        aiobotocore's ``create_client`` (``region_name=``, ``endpoint_url=``, ``config=``,
+        credentials)."""
         options = {
             "table_name": table_name,
             "cursor_secret": cursor_secret,

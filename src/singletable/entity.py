@@ -100,7 +100,7 @@ class EntitySpec:
     def field_names(self) -> tuple[str, ...]:
         return tuple(self.cls.model_fields)
 
-    @property
+    @functools.cached_property
     def primary_fields(self) -> tuple[str, ...]:
         return self.base.template_fields
 

@@ -118,6 +118,21 @@ def _optional_key_fields(spec: EntitySpec, index: IndexSpec) -> tuple[str, ...]:
     )
 
 
+@functools.cache
+def _static_index_inputs(spec: EntitySpec) -> frozenset[str] | None:
+    """Every field an index attribute (outside the primary key) is rendered from (optional
+    ones included: a None leaves the index) or whose value decides membership (``when=``),
+    when that is all that decides; None when user code does (a callable ``when=`` or a
+    computed field in an index key, evaluated on every update). An update touching none of
+    them leaves every index attribute as it is."""
+    if spec.computed_in_keys or any(i.when_callable for i in spec.indexes.values()):
+        return None
+    inputs: set[str] = set()
+    for index in spec.indexes.values():
+        inputs.update(index.template_fields, index.when_fields)
+    return frozenset(inputs)
+
+
 class _Refusal:
     """The :class:`KeyTemplateError` of an update that needs a field it does not know."""
 
@@ -180,6 +195,10 @@ def index_changes(
     """
     if not touched:
         return {}, [], {}
+    if not every_attribute:
+        static_inputs = _static_index_inputs(spec)
+        if static_inputs is not None and static_inputs.isdisjoint(touched):
+            return {}, [], {}  # no index attribute reads, or decides membership by, a change
     refuse = _Refusal(spec, touched, blind)
     base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
     base_fields = set(spec.base.template_fields)
