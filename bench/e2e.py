@@ -54,7 +54,11 @@ Then, per endpoint, the scatter-gather and projection rows (``bench/scatter_gath
 scatter Query over 8 shards x 25 orders through singletable against the same 8 Queries sent
 one after another by the raw client and merged by hand, and a projected 100-item Query
 against the full one; their figure is the process CPU time (the scatter's Queries run on pool
-threads), with wall time beside it.
+threads), with wall time beside it. And the write rows (``bench/writes.py``): PutItem,
+UpdateItem in its keyword and instance forms, DeleteItem, a TransactWriteItems of 4
+operations with a ``Unique()`` guard and a BatchWriteItem of 100 orders through singletable,
+against the raw client sending the very same requests and the by-hand path (client CPU,
+``--writes`` steps per round and operation, interleaved alike; ``--no-writes`` skips them).
 
 Before and after timing, every contender's results are checked for equivalence on every
 endpoint (the same entities, the same wire items, or for aiodynamo the same python values).
@@ -91,6 +95,7 @@ import codec as codec_bench
 import endpoints
 import imports as imports_bench
 import scatter_gather as scatter_bench
+import writes as writes_bench
 from codec import Order, decode_by_hand, make_orders, shop
 from contenders import (
     CUSTOMER,
@@ -483,6 +488,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-scatter", action="store_true", help="skip the scatter and projection rows"
     )
+    parser.add_argument(
+        "--writes", type=int, default=4, help="write steps per round and operation (4)"
+    )
+    parser.add_argument("--no-writes", action="store_true", help="skip the write rows")
     parser.add_argument("--json", type=Path, help="also write the results to this file")
     args = parser.parse_args(argv)
     args.endpoints = [e.strip() for e in args.endpoints.split(",") if e.strip()]
@@ -527,10 +536,16 @@ def bench_endpoint(
     side: AsyncSide | None,
     args: argparse.Namespace,
     rng: random.Random,
+    upstream: Any,
 ) -> dict[str, Any]:
     """One endpoint's rows: verify (on a replay server, which records), freeze, time, verify
-    again, check every timed call was a replay, report; returns the summaries."""
+    again, check every timed call was a replay, report; returns the summaries. ``upstream``
+    is a client of the moto server, where the write rows' untimed restores go."""
     name = endpoint.name
+    write_rows = None
+    if not args.no_writes:  # first: their default clients read AWS_ENDPOINT_URL_DYNAMODB too
+        write_rows, work = writes_bench.make_rows(endpoint, upstream, args.seed)
+        writes_bench.verify(write_rows, work, name)
     contenders = make_contenders(endpoint, orders, side)
     verify(contenders, orders, name)
     extra = []
@@ -544,6 +559,17 @@ def bench_endpoint(
     samples = run(contenders, args.rounds, args.warmup, args.chunks, rng)
     verify(contenders, orders, name)
     extra_samples = scatter_bench.run(extra, args.rounds, args.warmup, args.scatter_steps, rng)
+    write_samples = None
+    if write_rows is not None:
+        write_samples = writes_bench.run(
+            write_rows,
+            work,
+            args.rounds,
+            args.warmup,
+            args.writes,
+            rng,
+            restore=not endpoint.replay,
+        )
     if pending_ids is not None:
         scatter_bench.verify(extra, pending_ids, orders, name)
     label = endpoint.label
@@ -560,6 +586,9 @@ def bench_endpoint(
     if extra:
         out["scatter"] = scatter_bench.summarise(extra, extra_samples)
         scatter_bench.report(name, out["scatter"])
+    if write_rows is not None and write_samples is not None:
+        out["writes"] = writes_bench.summarise(write_rows, write_samples)
+        writes_bench.report(name, out["writes"])
     return out
 
 
@@ -584,10 +613,11 @@ def main(argv: list[str] | None = None) -> int:
                 side = None if args.no_async else AsyncSide()
                 if side is not None:
                     stack.callback(side.close)
-                found = bench_endpoint(endpoint, orders, pending_ids, side, args, rng)
+                found = bench_endpoint(endpoint, orders, pending_ids, side, args, rng, moto_client)
                 results["endpoints"][endpoint.name] = found["rows"]
-                if "scatter" in found:
-                    results.setdefault("scatter", {})[endpoint.name] = found["scatter"]
+                for part in ("scatter", "writes"):
+                    if part in found:
+                        results.setdefault(part, {})[endpoint.name] = found[part]
         if args.own_reps > 0:
             own = own_costs(moto_client, orders, args.own_reps, args.seed)
             report_own(own)

@@ -432,9 +432,13 @@ def run(
     warmup: int,
     steps: int,
     rng: random.Random,
+    *,
+    restore: bool = True,
 ) -> Samples:
     """Per op and contender, one list of thread-CPU ns per timed round; per round and op,
-    ``steps`` steps each call every contender once in a shuffled order."""
+    ``steps`` steps each call every contender once in a shuffled order. ``restore=False``
+    skips the untimed restores: a frozen replay endpoint answers from its recordings whatever
+    the stored state, and the restores would only load the machine."""
     samples: Samples = {op: {row.name: [] for row in rows} for op in OPS}
     thread_time = time.thread_time_ns
     ops = list(OPS)
@@ -450,12 +454,14 @@ def run(
                 step += 1
                 rng.shuffle(order)
                 for row in order:
-                    work.before(op, i)
+                    if restore:
+                        work.before(op, i)
                     fn = row.calls[op]
                     c0 = thread_time()
                     fn(i)  # the result is dropped inside the timed region
                     calls[row.name].append(thread_time() - c0)
-                    work.after(op, i)
+                    if restore:
+                        work.after(op, i)
             if rnd >= warmup:
                 for name, values in calls.items():
                     samples[op][name].append(values)
@@ -537,7 +543,9 @@ def main(argv: list[str] | None = None) -> int:
             verify(rows, work, endpoint.name)
             if endpoint.replay:
                 endpoint.replay_freeze()
-            samples = run(rows, work, args.rounds, args.warmup, args.steps, rng)
+            samples = run(
+                rows, work, args.rounds, args.warmup, args.steps, rng, restore=not endpoint.replay
+            )
             if endpoint.replay:
                 stats = endpoint.replay_stats()
                 if stats["unknown"]:
