@@ -11,8 +11,8 @@ client's own work is what is measured.
 
 ``profile`` times the stages of botocore's pipeline for GetItem and the 100-item Query of
 ``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws.fastpath``, and on one set
-up as ``default_client()`` does with the signer opted in (fast path, ``client_config()``,
-``singletable.aws.signing``),
+up as ``default_client()`` does (fast path, ``client_config(parameter_validation=False)``),
+with botocore signing and with the signer opted in (``singletable.aws.signing``),
 without a profiler's distortion: marker handlers registered (public ``client.meta.events``
 API) first and last on each event botocore emits during a call record ``perf_counter_ns``
 and ``thread_time_ns``, so each segment between two markers is the code botocore runs there
@@ -304,15 +304,18 @@ def cmd_profile(args: argparse.Namespace) -> int:
     with replay_endpoint(args.seed) as (url, get_params, query_params):
         record_bodies(plain_client(url), get_params, query_params)
         # (operation, fast path, config, singletable's signer): the default_client() rows
-        # are set up as default_client() does it with the signer opted in
-        # (SINGLETABLE_SIGNING=1 or client_config(signing=True)).
+        # are set up as default_client() does it, botocore signing (the default) or with
+        # the signer opted in (SINGLETABLE_SIGNING=1 or client_config(signing=True)).
+        config = default_client_config()
         runs: dict[str, tuple[str, bool, Config | None, bool]] = {
             "GetItem, raw": ("GetItem", False, None, False),
             "GetItem, fast path": ("GetItem", True, None, False),
-            "GetItem, default_client()": ("GetItem", True, singletable_config(), True),
+            "GetItem, default_client()": ("GetItem", True, config, False),
+            "GetItem, default_client() + signer": ("GetItem", True, config, True),
             "Query, raw": ("Query", False, None, False),
             "Query, fast path": ("Query", True, None, False),
-            "Query, default_client()": ("Query", True, singletable_config(), True),
+            "Query, default_client()": ("Query", True, config, False),
+            "Query, default_client() + signer": ("Query", True, config, True),
         }
         results: dict[str, dict[str, tuple[float, float]]] = {}
         texts: list[str] = []
@@ -434,6 +437,14 @@ def install_signer(client: Any) -> None:
 def singletable_config() -> Config | None:
     helper = getattr(st_client, "client_config", None)
     return helper() if helper is not None else None
+
+
+def default_client_config() -> Config | None:
+    """The ``Config`` ``default_client()`` creates its client with."""
+    try:
+        return st_client.client_config(parameter_validation=False)
+    except TypeError:  # a version before the keyword: default_client() used client_config()
+        return singletable_config()
 
 
 def cmd_options(args: argparse.Namespace) -> int:
