@@ -6,7 +6,9 @@ the suite runs every read and write through validating clients too)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Annotated, Any
 
@@ -154,3 +156,28 @@ def test_every_write_request_passes_botocore_validation(make_repo: Any, client: 
     repo.delete(Member, member_id="m1")
     repo.join_both(ada, grace)
     assert repo.member(member_id="m2") == grace
+
+
+def test_threads_sharing_a_repository_create_one_default_client(default_session: None) -> None:
+    """A service shares one repository across threads; their first calls may come at once.
+    botocore's ``creating-client-class`` event on the default session counts the clients
+    created."""
+    boto3.setup_default_session()
+    session = boto3.DEFAULT_SESSION
+    assert session is not None
+    created: list[str] = []
+    session.events.register(
+        "creating-client-class.dynamodb", lambda **_: created.append("dynamodb")
+    )
+    repo = Club()
+    threads = 8
+    barrier = threading.Barrier(threads)
+
+    def first_use() -> Any:
+        barrier.wait()
+        return repo.client
+
+    with ThreadPoolExecutor(threads) as pool:
+        clients = list(pool.map(lambda _: first_use(), range(threads)))
+    assert len(created) == 1
+    assert all(c is clients[0] for c in clients)

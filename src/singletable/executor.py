@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -178,6 +179,10 @@ class RetryPolicy(FrozenRecord):
         self.pause(self.backoff(attempt))
 
 
+_CLIENT_CREATION = threading.Lock()
+"""Held while a repository creates its default client (once per repository)."""
+
+
 class Executor:
     """Sends requests through one boto3 client; maps errors; reports to hooks."""
 
@@ -195,19 +200,28 @@ class Executor:
 
     @property
     def client(self) -> DynamoDBClient:
-        if self._client is None:
-            from .aws.client import default_client  # here: only the default client needs it
+        client = self._client
+        if client is None:
+            # Threads sharing a repository may all make their first call at once: one of them
+            # creates the client. The lock is taken only while there is none (not per call).
+            with _CLIENT_CREATION:
+                client = self._client
+                if client is None:
+                    client = self._client = self._create_default_client()
+        return client
 
-            try:
-                client = default_client()
-            except BotoCoreError as exc:
-                raise map_botocore_error(exc, "creating the DynamoDB client") from exc
-            if not self._fast_path:
-                from .aws import fastpath
+    def _create_default_client(self) -> DynamoDBClient:
+        from .aws.client import default_client  # here: only the default client needs it
 
-                fastpath.uninstall(client)
-            self._client = client
-        return self._client
+        try:
+            client = default_client()
+        except BotoCoreError as exc:
+            raise map_botocore_error(exc, "creating the DynamoDB client") from exc
+        if not self._fast_path:
+            from .aws import fastpath
+
+            fastpath.uninstall(client)
+        return client
 
     def method(self, operation: str) -> Callable[..., Any]:
         """The client's bound method for ``operation`` (looked up once)."""
