@@ -39,7 +39,7 @@ class WriteOp:
     """One item operation, ready for a single request or a transaction."""
 
     __slots__ = (
-        "describe",
+        "_describe",
         "entity_type",
         "fail",
         "guards",
@@ -59,7 +59,7 @@ class WriteOp:
         entity_type: str,
         key: dict[str, Wire],
         params: dict[str, Any],
-        describe: str,
+        describe: str | None,  # None: the entity and its key, worked out when first needed
         fail: Callable[[dict[str, Wire] | None], SingleTableError],
         result: Any = None,  # the entity as it will be stored (put/create), when known up front
         guards: list[WriteOp] | None = None,
@@ -70,10 +70,18 @@ class WriteOp:
         self.entity_type = entity_type
         self.key = key
         self.params = params
-        self.describe = describe
+        self._describe = describe
         self.fail = fail
         self.result = result
         self.guards: list[WriteOp] = [] if guards is None else guards
+
+    @property
+    def describe(self) -> str:
+        """What the operation writes, for messages: ``Order(PK='...', SK='...')``."""
+        if self._describe is None:
+            spec = self.spec
+            self._describe = spec.describe_key(self.key) if spec is not None else self.entity_type
+        return self._describe
 
     def transact_item(self, table_name: str) -> dict[str, Any]:
         """The TransactItems element for this operation."""
@@ -379,6 +387,6 @@ def compile_condition_check(
         spec.type_name,
         key,
         params,
-        spec.describe_key(key),
+        None,
         fail,
     )

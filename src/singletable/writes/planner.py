@@ -9,7 +9,7 @@ entity as stored. Transactions use the same op builders, so semantics are identi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..entity import EntitySpec, spec_of
@@ -133,8 +133,11 @@ class WritePlanner:
         spec = self.spec(entity)
         return as_written(spec, stamped(spec, entity, self.write_context(), creating=False))
 
-    def update_op(self, target: Any, changes: dict[str, Any]) -> Flow[tuple[WriteOp, Any]]:
-        """The update and, for the instance form, the entity as it will be stored."""
+    def update_op(
+        self, target: Any, changes: dict[str, Any]
+    ) -> Flow[tuple[WriteOp, Callable[[], Any] | None]]:
+        """The update and, for the instance form, how to compute the entity as it will be
+        stored (only needed when no item comes back: a guard transaction)."""
         spec = self.spec(target)
         ctx = self.write_context()
         if isinstance(target, type):
@@ -200,7 +203,7 @@ class WritePlanner:
         key_fields = {n: getattr(target, n) for n in spec.primary_fields}
         if not set_values and not removing and not (spec.version_field or spec.updated_field):
             # Nothing to write: the update only asserts that the item (still) exists.
-            return exists_check(spec, ctx, primary_key, condition), merged
+            return exists_check(spec, ctx, primary_key, condition), None
         op = compile_update(
             spec,
             ctx,
@@ -213,7 +216,7 @@ class WritePlanner:
             guard_ttl=getattr(merged, spec.ttl_field) if spec.ttl_field else None,
         )
         assert op.key == primary_key
-        return op, as_written(spec, stamped(spec, merged, ctx, creating=False))
+        return op, lambda: as_written(spec, stamped(spec, merged, ctx, creating=False))
 
     def delete_op(
         self,
@@ -356,7 +359,7 @@ class WritePlanner:
         return op.result
 
     def update(self, target: Any, changes: dict[str, Any]) -> Flow[Any]:
-        op, predicted = yield from self.update_op(target, dict(changes))
+        op, predict = yield from self.update_op(target, dict(changes))
         spec = op.spec
         assert spec is not None
         if op.kind == "condition_check":
@@ -368,8 +371,8 @@ class WritePlanner:
         attributes = response.get("Attributes")
         if attributes is not None:
             return spec.from_item(attributes)
-        if predicted is not None:  # a guard transaction returns no item: we know what it wrote
-            return predicted
+        if predict is not None:  # a guard transaction returns no item: we know what it wrote
+            return predict()
         current = yield from self.read_live(spec, op.key)
         return current
 

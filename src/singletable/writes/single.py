@@ -62,9 +62,7 @@ def compile_create(
             item=current,
         )
 
-    op = WriteOp(
-        "create", "PutItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
-    )
+    op = WriteOp("create", "PutItem", spec, spec.type_name, key, params, None, fail)
     op.result = as_stored(spec, item)
     op.guards = [
         guard_put(spec, f, getattr(entity, f), key, ttl_wire(spec, item), ctx)
@@ -133,7 +131,7 @@ def compile_put(
             spec, key, current, expected_version, "putting", condition=condition, expected=expected
         )
 
-    op = WriteOp("put", "PutItem", spec, spec.type_name, key, params, spec.describe_key(key), fail)
+    op = WriteOp("put", "PutItem", spec, spec.type_name, key, params, None, fail)
     op.result = as_stored(spec, item)
     op.guards = guards
     return op
@@ -204,9 +202,7 @@ def compile_delete(
             spec, key, current, expected_version, "deleting", condition=condition, expected=expected
         )
 
-    op = WriteOp(
-        "delete", "DeleteItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
-    )
+    op = WriteOp("delete", "DeleteItem", spec, spec.type_name, key, params, None, fail)
     op.guards = guards
     return op
 

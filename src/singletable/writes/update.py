@@ -131,9 +131,7 @@ def compile_update(
             spec, key, current, expected_version, "updating", condition=condition, expected=expected
         )
 
-    op = WriteOp(
-        "update", "UpdateItem", spec, spec.type_name, key, params, spec.describe_key(key), fail
-    )
+    op = WriteOp("update", "UpdateItem", spec, spec.type_name, key, params, None, fail)
     op.guards = guards
     return op
 
