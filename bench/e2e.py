@@ -106,7 +106,7 @@ from contenders import (
     Shop,
     make_contenders,
 )
-from endpoints import Endpoint, plain_client
+from endpoints import Endpoint, plain_client, use_dummy_credentials
 from singletable.aws import fastpath
 
 TIMES = "\u00d7"
@@ -126,15 +126,6 @@ TARGETS: dict[tuple[str, str], tuple[float, float | None]] = {
 
 
 # -- clients, data, contenders ----------------------------------------------------------------
-
-
-def use_dummy_credentials() -> None:
-    """The default session reads these (``default_client()`` uses it); nothing reaches AWS."""
-    os.environ["AWS_ACCESS_KEY_ID"] = "bench"
-    os.environ["AWS_SECRET_ACCESS_KEY"] = "bench"
-    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
-        os.environ.pop(name, None)
 
 
 def seed_data(client: Any, seed: int) -> list[Order]:

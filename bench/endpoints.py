@@ -73,6 +73,15 @@ class Endpoint:
         replay_freeze(self.url, self.certfile)
 
 
+def use_dummy_credentials() -> None:
+    """The default session reads these (``default_client()`` uses it); nothing reaches AWS."""
+    os.environ["AWS_ACCESS_KEY_ID"] = "bench"
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "bench"
+    os.environ["AWS_DEFAULT_REGION"] = "us-east-1"
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE"):
+        os.environ.pop(name, None)
+
+
 def plain_client(url: str, config: Any = None, verify: str | None = None) -> Any:
     """A client as a user creates one: ``boto3.client("dynamodb")``, endpoint given (and the
     certificate to trust, for HTTPS)."""

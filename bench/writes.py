@@ -520,8 +520,7 @@ def main(argv: list[str] | None = None) -> int:
     import shlex
     import sys
 
-    import e2e
-    import endpoints
+    import endpoints  # not e2e: it imports this module, which would declare Account twice
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--endpoints", default="moto,replay")
@@ -531,12 +530,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args(argv)
     names = [e for e in args.endpoints.split(",") if e]
-    e2e.use_dummy_credentials()
+    endpoints.use_dummy_credentials()
     print(f"command: `{shlex.join(['python', 'bench/writes.py', *sys.argv[1:]])}`")
     print(f"load average {', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     rng = random.Random(args.seed)
     with endpoints.moto_server() as moto_url, contextlib.ExitStack() as stack:
-        e2e.seed_data(endpoints.plain_client(moto_url), args.seed)
+        shop.create(endpoints.plain_client(moto_url))
         for endpoint in endpoints.start(names, moto_url, stack).values():
             upstream = endpoints.plain_client(moto_url)
             rows, work = make_rows(endpoint, upstream, args.seed)
