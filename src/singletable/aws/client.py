@@ -60,10 +60,11 @@ def client_config(*, signing: bool = False, parameter_validation: bool = True) -
 
     ``parameter_validation=False`` turns off botocore's client-side check of every request
     against the service model. It is the largest request-side cost botocore has for a write:
-    ~55 % of a 25-item BatchWriteItem's client CPU and ~8 % of a PutItem's (profiled with
-    ``bench/writes.py``). :func:`default_client` turns it off because every request
-    singletable sends is built by singletable and is correct by construction (its test suite
-    sends every request through clients that validate). It stays on here by default because
+    ~40 % of a 100-item ``batch_put``'s client CPU and ~8 % of a PutItem's (measured with
+    ``bench/writes.py``'s requests on a keep-alive endpoint). :func:`default_client` turns it
+    off because every request singletable sends is built by singletable and is correct by
+    construction (its test suite sends every request through clients that validate). It
+    stays on here by default because
     a client of your own also carries your own calls: without validation botocore silently
     drops a parameter whose name is misspelt (a ``ConditionExpresion`` would not be sent),
     and a malformed value reaches DynamoDB, which answers ``ValidationException`` instead of
