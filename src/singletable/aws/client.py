@@ -43,9 +43,9 @@ def client_config(*, signing: bool = False, parameter_validation: bool = True) -
     ``signing.install(client, credentials)``), and ``Config.merge`` returns an unmarked copy.
     ``SINGLETABLE_SIGNING=0`` overrides it.
 
-    It sets one option, measured with ``bench/botocore_calls.py options`` (client CPU per call
-    on a keep-alive endpoint; no other public option measured there changed it beyond
-    noise):
+    It sets two options, measured with ``bench/botocore_calls.py options`` and
+    ``bench/writes.py`` (client CPU per call on a keep-alive endpoint; no other public option
+    measured there changed it beyond noise):
 
     * ``user_agent``: a User-Agent string fixed when the client is created, in botocore's
       own format (SDK, botocore, OS, architecture, Python versions) plus
@@ -64,12 +64,11 @@ def client_config(*, signing: bool = False, parameter_validation: bool = True) -
     ``bench/writes.py``'s requests on a keep-alive endpoint). :func:`default_client` turns it
     off because every request singletable sends is built by singletable and is correct by
     construction (its test suite sends every request through clients that validate). It
-    stays on here by default because
-    a client of your own also carries your own calls: without validation botocore silently
-    drops a parameter whose name is misspelt (a ``ConditionExpresion`` would not be sent),
-    and a malformed value reaches DynamoDB, which answers ``ValidationException`` instead of
-    botocore's ``ParamValidationError``. The same holds for calls of your own on the default
-    client (``repo.client``).
+    stays on here by default because a client of your own also carries your own calls:
+    without validation botocore silently drops a parameter whose name is misspelt (a
+    ``ConditionExpresion`` would not be sent), and a malformed value reaches DynamoDB, which
+    answers ``ValidationException`` instead of botocore's ``ParamValidationError``. The same
+    holds for calls of your own on the default client (``repo.client``).
 
     Deliberately left at botocore's defaults: the retry mode (legacy mode is what checks
     DynamoDB's ``x-amz-crc32`` response checksum and retries throttling 10 times;
