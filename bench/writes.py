@@ -45,6 +45,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any
+from unittest import mock
+
+from botocore import xform_name
 
 from codec import Order, decode_by_hand, encode_by_hand, make_orders, shop
 from singletable import Entity, Repository, Unique, transaction
@@ -249,7 +252,7 @@ def make_rows(endpoint: Any, upstream: Any, seed: int) -> tuple[list[Row], Workl
         def send(op: str) -> Callable[[int], Any]:
             def call(i: int) -> Any:
                 return [
-                    getattr(client, _method(name))(**params) for name, params in requests[op][i]
+                    getattr(client, xform_name(name))(**params) for name, params in requests[op][i]
                 ]
 
             return call
@@ -342,10 +345,10 @@ def make_rows(endpoint: Any, upstream: Any, seed: int) -> tuple[list[Row], Workl
     endpoint.use_as_default()
     default = default_repository()
     assert fastpath.is_installed(default.client) and not signing.is_installed(default.client)
-    with _env(signing.ENV_VAR, "1"):
+    with mock.patch.dict(os.environ, {signing.ENV_VAR: "1"}):
         signed = default_repository()
     assert signing.is_installed(signed.client)
-    with _env(fastpath.ENV_VAR, "0"):
+    with mock.patch.dict(os.environ, {fastpath.ENV_VAR: "0"}):
         switched_off = default_repository()
     assert not fastpath.is_installed(switched_off.client)
     rows = [
@@ -377,23 +380,6 @@ def instance_update(repo: WriteShop, order: Order, i: int) -> Order:
 
 def delete(repo: WriteShop, order: Order) -> Order | None:
     return repo.delete(Order, **key_of(order))
-
-
-def _method(operation: str) -> str:
-    return "".join("_" + c.lower() if c.isupper() else c for c in operation).lstrip("_")
-
-
-class _env:
-    """Set one environment variable for the block (the default client reads it once)."""
-
-    def __init__(self, name: str, value: str) -> None:
-        self.name, self.value = name, value
-
-    def __enter__(self) -> None:
-        os.environ[self.name] = self.value
-
-    def __exit__(self, *exc: object) -> None:
-        del os.environ[self.name]
 
 
 # -- checks, timing, report ---------------------------------------------------------------------

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
 from moto_fixtures import NOW, Backend, Clock, create_table
 from moto_fixtures.twins import AsyncClients, twin_repository
 
 from singletable import Repository, Table
+from singletable.aws import fastpath, signing
 
 from .models import Leaderboard, Shop, Store, game, shop
 
@@ -17,6 +19,23 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 __all__ = ["NOW"]  # the clock's start, for the test modules
+
+
+@pytest.fixture
+def default_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A fresh boto3 default session (``default_client()`` uses it), restored afterwards;
+    no endpoint, signing or fast-path switch set."""
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    for name in (
+        "AWS_SESSION_TOKEN",
+        "AWS_PROFILE",
+        "AWS_ENDPOINT_URL_DYNAMODB",
+        signing.ENV_VAR,
+        fastpath.ENV_VAR,
+    ):
+        monkeypatch.delenv(name, raising=False)
+    yield
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 from typing import Annotated, Any
@@ -18,7 +17,7 @@ from botocore.exceptions import ParamValidationError
 
 from singletable import Entity, Repository, Table, Unique, get, transaction
 from singletable.aio import AsyncRepository
-from singletable.aws import client_config, default_client, fastpath, signing
+from singletable.aws import client_config, default_client
 
 table = Table("config-shop")
 
@@ -54,19 +53,6 @@ class Club(Repository, table=table):
 
 class AsyncClub(AsyncRepository, table=table):
     member = get(Member)
-
-
-@pytest.fixture
-def default_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A fresh boto3 default session (``default_client()`` uses it), restored afterwards."""
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", signing.ENV_VAR, fastpath.ENV_VAR):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://127.0.0.1:9")  # never reached
-    yield
 
 
 #: A request botocore's validation refuses (``Limit`` must be an integer >= 1).

@@ -192,22 +192,6 @@ def test_temporary_credentials_are_accepted(verified: tuple[str | None, str, str
     assert seen == [botocore.UNSIGNED]
 
 
-@pytest.fixture
-def default_session(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """A fresh boto3 default session (``default_client()`` uses it), restored afterwards."""
-    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    for name in (
-        "AWS_SESSION_TOKEN",
-        "AWS_PROFILE",
-        "AWS_ENDPOINT_URL_DYNAMODB",
-        signing.ENV_VAR,
-        fastpath.ENV_VAR,
-    ):
-        monkeypatch.delenv(name, raising=False)
-    yield
-
-
 def test_the_default_client_leaves_signing_to_botocore(
     default_session: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:

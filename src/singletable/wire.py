@@ -373,6 +373,21 @@ def bytes_of(raw: Any) -> bytes:
     return base64.b64decode(raw)
 
 
+# -- TTL ----------------------------------------------------------------------------------------
+
+
+def ttl_passed(item: Mapping[str, Wire], ttl_attribute: str, now_epoch: int) -> bool:
+    """Whether ``item``'s TTL attribute lies before ``now_epoch``: expired, not yet deleted by
+    DynamoDB. No TTL, or one that is not a number, never expires."""
+    av = item.get(ttl_attribute)
+    if av is None or "N" not in av:
+        return False
+    try:
+        return int(float(av["N"])) < now_epoch
+    except ValueError:
+        return False
+
+
 # -- item size --------------------------------------------------------------------------------
 
 

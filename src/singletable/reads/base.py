@@ -21,6 +21,7 @@ from ..errors import ModelDefinitionError, PatternArgumentError
 from ..flows import is_async
 from ..projection import ProjectionPlan, is_projection
 from ..record import FrozenRecord
+from ..wire import ttl_passed
 from .bound import AsyncBoundDeclared, BoundDeclared
 
 if TYPE_CHECKING:
@@ -158,17 +159,6 @@ def check_table(spec: EntitySpec, table: Table, where: str) -> None:
         )
 
 
-def is_expired(item: Mapping[str, Any], ttl_attr: str, now: int) -> bool:
-    """Whether the item's TTL attribute lies before ``now`` (expired, not yet deleted)."""
-    av = item.get(ttl_attr)
-    if av is None or "N" not in av:
-        return False
-    try:
-        return int(float(av["N"])) < now
-    except ValueError:
-        return False
-
-
 class Decoder:
     """How a pattern turns returned items into results: by type tag (an entity, or the
     pattern's projection of it), expired items left out. Built once per pattern at bind time."""
@@ -215,7 +205,7 @@ class Decoder:
         decode = self.decoders.get(name) if name is not None else None
         if decode is None:
             return None
-        if name in self.expiring and is_expired(item, self.ttl_attribute, now):  # type: ignore[arg-type]
+        if name in self.expiring and ttl_passed(item, self.ttl_attribute, now):  # type: ignore[arg-type]
             return None
         return decode
 
@@ -241,7 +231,7 @@ class Decoder:
             decode = decoders.get(name)
             if decode is None:
                 continue  # another entity type in the same key range
-            if name in expiring and is_expired(item, ttl_attr, now):  # type: ignore[arg-type]
+            if name in expiring and ttl_passed(item, ttl_attr, now):  # type: ignore[arg-type]
                 continue
             if len(entities) == limit:
                 return entities, last_raw, True

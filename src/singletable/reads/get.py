@@ -11,6 +11,7 @@ from ..context import PlanContext
 from ..entity import Entity
 from ..errors import ItemDecodeError, KeyTemplateError, PatternArgumentError
 from ..flows import Flow, Send, is_async
+from ..wire import ttl_passed
 from .base import (
     AsyncRunner,
     ExplainRow,
@@ -18,7 +19,6 @@ from .base import (
     SyncRunner,
     check_table,
     entity_spec,
-    is_expired,
     pattern_argument_error,
     projection_of,
 )
@@ -148,7 +148,7 @@ class GetPattern(Pattern, Generic[E]):
                 raw=item,
             )
         ttl = table.ttl_attribute
-        if spec.ttl_field and ttl and is_expired(item, ttl, ctx.now_epoch()):
+        if spec.ttl_field and ttl and ttl_passed(item, ttl, ctx.now_epoch()):
             return None
         result: E = self.decode_item(item)
         return result

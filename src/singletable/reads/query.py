@@ -14,13 +14,13 @@ from ..entity import EntitySpec
 from ..errors import KeyTemplateError, ModelDefinitionError, MultipleResultsError
 from ..flows import Flow, Send, is_async
 from ..paging import KeyRef, Page
+from ..wire import ttl_passed
 from .base import (
     AsyncRunner,
     ExplainRow,
     SyncRunner,
     check_table,
     entity_spec,
-    is_expired,
     projection_of,
 )
 from .bound import AsyncBoundOne, AsyncBoundQuery, BoundOne, BoundQuery
@@ -288,7 +288,7 @@ class QueryPattern(KeyedPattern, Generic[T]):
         entities = []
         for key in keys:
             item = found.get(key_identity(key, key_attrs))
-            if item is None or (ttl_attr and is_expired(item, ttl_attr, now)):
+            if item is None or (ttl_attr and ttl_passed(item, ttl_attr, now)):
                 continue  # deleted or expired between the index read and the fetch
             tag = item.get(table.type_attribute)
             if tag is None or tag.get("S") not in tags:

@@ -32,7 +32,7 @@ from ..expressions import (
     all_of,
     raw_condition,
 )
-from ..wire import Wire
+from ..wire import Wire, ttl_passed
 
 
 class WriteOp:
@@ -201,8 +201,7 @@ def is_expired(spec: EntitySpec, item: Mapping[str, Wire], ctx: WriteContext) ->
     ttl = spec.table.ttl_attribute
     if not ttl or not spec.ttl_field:
         return False
-    av = item.get(ttl)
-    return av is not None and "N" in av and int(float(av["N"])) < ctx.now_epoch
+    return ttl_passed(item, ttl, ctx.now_epoch)
 
 
 def validated(spec: EntitySpec, values: Mapping[str, Any]) -> Any:

@@ -68,10 +68,7 @@ def compile_update(
     _check_clauses(spec, clauses)
 
     coerced_keys = {n: spec.coerce(n, v) for n, v in key_fields.items()}
-    if not spec.key_shards and coerced_keys.keys() == set(spec.primary_fields):
-        key = spec.primary_key(coerced_keys)  # exactly the key fields: coerced once, not twice
-    else:
-        key = spec.key_of_fields(coerced_keys)  # derives shards, names what is wrong
+    key = spec.key_of_fields(coerced_keys)
     clauses.set_values = {n: _coerce_value(spec, n, v) for n, v in clauses.set_values.items()}
     if spec.shards:
         clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
