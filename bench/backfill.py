@@ -49,7 +49,7 @@ import botocore
 
 from singletable import GSI, Entity, Index, Repository, Shard, Table
 from singletable import __version__ as singletable_version
-from singletable.markers import shard_of
+from singletable._markers import shard_of
 
 TIMES = "\u00d7"
 INDEXES = [GSI("GSI1", pk="GSI1PK", sk="GSI1SK"), GSI("GSI2", pk="GSI2PK", sk="GSI2SK")]

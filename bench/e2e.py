@@ -107,7 +107,7 @@ from contenders import (
     make_contenders,
 )
 from endpoints import Endpoint, plain_client, use_dummy_credentials
-from singletable.aws import fastpath
+from singletable.aws import _fastpath as fastpath
 
 TIMES = "\u00d7"
 OTHER_ITEMS = 400
@@ -356,7 +356,7 @@ class StubClient:
 def own_costs(client: Any, orders: list[Order], reps: int, seed: int) -> dict[str, float]:
     """µs per call of singletable's own steps (stub client: no botocore, no HTTP), next to
     the by-hand decoding of the same items; interleaved, thread CPU time, medians."""
-    from singletable.entity import spec_of
+    from singletable._entity import spec_of
 
     key = {
         "customer_id": orders[0].customer_id,

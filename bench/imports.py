@@ -96,7 +96,7 @@ BY_HAND = "by hand: one pydantic model"
 
 #: singletable modules that must not be imported by ``import singletable`` (CLI, lint,
 #: layout/explain rendering, the moto testing helper).
-MUST_BE_LAZY = ("singletable.tools", "singletable.testing")
+MUST_BE_LAZY = ("singletable._tools", "singletable.testing")
 
 
 def run_wall(code: str) -> float:

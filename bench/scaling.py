@@ -82,8 +82,8 @@ from codec import Address, Status
 from e2e import default_repository, use_dummy_credentials
 from endpoints import Endpoint, plain_client
 from singletable import Entity, Repository, Table, query
-from singletable.aws import fastpath
-from singletable.wire import item_size
+from singletable._wire import item_size
+from singletable.aws import _fastpath as fastpath
 
 TIMES, DASH = "\u00d7", "\u2013"
 UTC = timezone.utc

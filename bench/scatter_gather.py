@@ -42,7 +42,7 @@ from typing import Annotated, Any, Literal
 from codec import Address, Order, Status, make_orders
 from codec import shop as order_shop
 from singletable import GSI, Entity, Projection, Repository, Shard, Table, query
-from singletable.markers import shard_of
+from singletable._markers import shard_of
 
 SHARDS = 8
 PER_SHARD = 25

@@ -38,7 +38,7 @@ from decimal import Decimal
 from typing import Any
 
 from singletable import Entity, Repository, Table, query
-from singletable.entity import spec_of
+from singletable._entity import spec_of
 from singletable.streams import StreamRouter
 
 table = Table("Bench", stream="NEW_AND_OLD_IMAGES")

@@ -51,8 +51,9 @@ from botocore import xform_name
 
 from codec import Order, decode_by_hand, encode_by_hand, make_orders, shop
 from singletable import Entity, Repository, Unique, transaction
-from singletable.aws import fastpath, signing
-from singletable.transactions import Transaction
+from singletable._verbs.transactions import Transaction
+from singletable.aws import _fastpath as fastpath
+from singletable.aws import _signing as signing
 
 TIMES = "\u00d7"
 BASE = "raw boto3"

@@ -13,8 +13,8 @@ from moto_fixtures import NOW, Clock, create_table
 from moto_fixtures.twins import AsyncClients, twin_repository
 
 from singletable import Entity, Repository
-from singletable.tools.demo import expected_operations as operations_of
-from singletable.tools.lint import explain_markdown
+from singletable._tools.demo import expected_operations as operations_of
+from singletable.lint import explain_markdown
 
 if TYPE_CHECKING:
     from moto_fixtures.backends import Backend

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
-from singletable.table import wait_until_active
+from singletable._table import wait_until_active
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -59,10 +59,10 @@ def async_twin_of(repo_cls: type[Repository]) -> type[Any]:
     twin = _twins.get(repo_cls)
     if twin is not None:
         return twin
+    from singletable._patterns.base import DeclaredPattern, Pattern
+    from singletable._repository_base import RepositoryBase
+    from singletable._verbs.transactions import TransactionMethod
     from singletable.aio import AsyncRepository
-    from singletable.core import RepositoryBase
-    from singletable.reads.base import DeclaredPattern, Pattern
-    from singletable.transactions import TransactionMethod
 
     namespace: dict[str, Any] = {}
     for klass in reversed(repo_cls.__mro__):

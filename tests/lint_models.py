@@ -23,9 +23,9 @@ from singletable import (
     get,
     query,
 )
-from singletable.entity import spec_of
-from singletable.keys import KeyTemplate
-from singletable.patterns import Pattern, QueryPattern
+from singletable._entity import spec_of
+from singletable._keys import KeyTemplate
+from singletable._patterns.declare import Pattern, QueryPattern
 
 # -- a clean model: no findings ------------------------------------------------------------------
 

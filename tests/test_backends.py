@@ -10,7 +10,7 @@ from moto_fixtures.backends import Backend, features_for, wipe_tables
 from moto_fixtures.divergences import KNOWN_DIVERGENCES
 from moto_fixtures.plugin import RequestRecorder, record
 
-from singletable.table import wait_until_active
+from singletable._table import wait_until_active
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

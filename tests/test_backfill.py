@@ -18,8 +18,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from singletable import BackfillReport, RetryPolicy
+from singletable._markers import shard_of
 from singletable.errors import InvalidRequestError
-from singletable.markers import shard_of
 
 from .backfill_models import (
     Account,
@@ -121,7 +121,7 @@ def test_stale_items_are_fixed_and_only_those(repos: Any, recorder: Any) -> None
 
 def _pending(repo: Any) -> Any:
     """Every item of GSI2 (a flow: either twin's ``run`` sends it)."""
-    from singletable.flows import Send
+    from singletable._flows import Send
 
     response = yield Send(
         "Query",

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from singletable.tools.cli import main
-from singletable.tools.lint import check
+from singletable._tools.cli import main
+from singletable._tools.lint import check
 
 from .backfill_models import ItemV1, OrderV1, RepoV1, RepoV2, Status, v2
 from .test_writes import table_items

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from singletable.tools.cli import main
-from singletable.tools.demo import expected_operations, operations_text
+from singletable._tools.cli import main
+from singletable._tools.demo import expected_operations, operations_text
 
 from . import lint_models as m
 from .models import Product, Store, shop
@@ -33,7 +33,7 @@ def run_cli(
             sys.executable,
             "-I",
             "-c",
-            "import sys; from singletable.tools.cli import main; "
+            "import sys; from singletable._tools.cli import main; "
             "raise SystemExit(main(sys.argv[1:]))",
             *args,
         ]
@@ -350,7 +350,7 @@ EXAMPLE_SEEDS = [
     ("examples.leaderboard.repository:Leaderboard", "examples/leaderboard/data.json"),
     ("examples.merchant.repository:Merchants", "examples/merchant/data.json"),
     ("examples.orders_workflow.repository:Workflow", "examples/orders_workflow/data.json"),
-    ("examples.ecommerce.repository:Shop", "src/singletable/tools/demo_shop/data.json"),
+    ("examples.ecommerce.repository:Shop", "src/singletable/demo_shop/data.json"),
 ]
 
 
@@ -360,9 +360,9 @@ def test_layout_takes_an_examples_seed_data(
 ) -> None:
     """Each example's data.json goes through its seed(repo) on an embedded table; the page
     has the table's rows and a view per index."""
-    from singletable.tools.cli import load_repository
-    from singletable.tools.layout import build_layout
-    from singletable.tools.layout_seed import items_from_file
+    from singletable._tools.cli import load_repository
+    from singletable._tools.layout import build_layout
+    from singletable._tools.layout_seed import items_from_file
 
     page_path = tmp_path / "layout.html"
     status, _, err = cli(
@@ -607,13 +607,13 @@ def test_demo_end_to_end(demo_dir: Path) -> None:
 def test_demo_of_the_packaged_shop_from_any_folder(tmp_path: Path) -> None:
     """The README's command: `singletable demo`, run from a folder that holds nothing (the shop
     ships with the package; its speed is measured in bench/, not asserted here)."""
-    from singletable.tools.demo_shop import repository as module
+    from singletable.demo_shop import repository as module
 
     explain = {row.pattern: row.operation for row in module.Shop.explain()}
     result = run_cli("demo", cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     check_demo_output(result.stdout, [name for name, _ in module.EXAMPLE_CALLS], explain)
-    assert "singletable demo: singletable.tools.demo_shop.repository:Shop" in result.stdout
+    assert "singletable demo: singletable.demo_shop.repository:Shop" in result.stdout
     # the shop's seven deliberate findings are one line, not seven blocks (its orders by
     # status are sharded: no hot partition to acknowledge there)
     lint = result.stdout.split("## Lint", 1)[1].split("##", 1)[0].strip().splitlines()
@@ -628,8 +628,8 @@ def test_demo_of_the_packaged_shop_from_any_folder(tmp_path: Path) -> None:
 def test_the_example_is_the_packaged_shop() -> None:
     from examples.ecommerce import models, repository
 
-    from singletable.tools.demo_shop import models as packaged_models
-    from singletable.tools.demo_shop import repository as packaged
+    from singletable.demo_shop import models as packaged_models
+    from singletable.demo_shop import repository as packaged
 
     assert repository.Shop is packaged.Shop and repository.seed is packaged.seed
     assert models.Order is packaged_models.Order
@@ -656,7 +656,7 @@ def test_demo_refuses_a_layout_it_cannot_write_before_it_runs(demo_dir: Path) ->
 
 def test_demo_without_moto_says_what_to_install(demo_dir: Path) -> None:
     code = (
-        "import sys; sys.modules['moto'] = None; from singletable.tools.cli import main; "
+        "import sys; sys.modules['moto'] = None; from singletable._tools.cli import main; "
         "raise SystemExit(main(['demo', '--example', 'demo_shop']))"
     )
     result = subprocess.run(

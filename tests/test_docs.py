@@ -336,3 +336,38 @@ def test_fence_parser_and_directives(tmp_path: Path) -> None:
         page.write_text(bad)
         with pytest.raises(ValueError):
             doc_blocks(page)
+
+
+def covered_modules() -> set[str]:
+    """The modules docs/versioning.md lists as public ("What is covered")."""
+    text = (DOCS / "versioning.md").read_text()
+    covered = text[text.index("## What is covered") : text.index("Not covered:")]
+    return {"singletable", *re.findall(r"`(singletable(?:\.[a-z_]+)+)`", covered)}
+
+
+def imported_modules(code: str) -> set[str]:
+    """Every ``singletable`` module a snippet imports (``from m import x``, ``import m``)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+    return {name for name in found if name.split(".")[0] == "singletable"}
+
+
+@pytest.mark.parametrize("path", MARKDOWN_FILES, ids=_id)
+def test_guides_import_only_covered_modules(path: Path) -> None:
+    """A guide that imports an internal module teaches readers to depend on it: every import
+    in a page's snippets is of a module docs/versioning.md covers (or a module below one,
+    such as ``singletable.demo_shop.models``)."""
+    covered = covered_modules()
+    assert {"singletable.aio", "singletable.lint", "singletable.streams"} <= covered
+    outside = {
+        module
+        for block in python_blocks(path)
+        for module in imported_modules(block.code)
+        if not any(module == c or module.startswith(c + ".") for c in covered)
+        or any(part.startswith("_") for part in module.split("."))
+    }
+    assert outside == set(), f"{path.name} imports modules outside the public API: {outside}"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from singletable.tools.lint import check
+from singletable._tools.lint import check
 
 EXAMPLES = [
     ("ecommerce", "Shop"),

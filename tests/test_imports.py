@@ -18,7 +18,7 @@ import singletable
 INIT = Path(singletable.__file__)
 #: never loaded by an application's imports: the tools (CLI, lint, layout, demo), the moto
 #: helper, moto itself
-TOOLING = ("singletable.tools", "singletable.testing")
+TOOLING = ("singletable._tools", "singletable.testing")
 
 
 def _loaded(code: str) -> list[str]:
@@ -49,7 +49,7 @@ def test_an_application_import_loads_no_tooling() -> None:
         "class R(Repository, table=t):\n"
         "    m = get(M)\n"
     )
-    assert "singletable.repository" in loaded and "singletable.entity" in loaded
+    assert "singletable._repository" in loaded and "singletable._entity" in loaded
     assert not [m for m in loaded if m.startswith(TOOLING) or m.split(".")[0] == "moto"]
 
 
@@ -75,18 +75,18 @@ def test_a_repository_given_a_client_with_fast_path_false_loads_no_botocore_exte
     loaded = _loaded(
         _GIVEN_CLIENT + "repo = R(client=client, fast_path=False)\nassert repo.client is client\n"
     )
-    assert "singletable.repository" in loaded and "singletable.executor" in loaded
+    assert "singletable._repository" in loaded and "singletable._executor" in loaded
     assert not [m for m in loaded if m.startswith("singletable.aws")]
 
 
 def test_a_repository_given_a_client_installs_the_fast_path_on_it() -> None:
     loaded = _loaded(
         _GIVEN_CLIENT + "repo = R(client=client)\n"
-        "from singletable.aws import fastpath\n"
+        "from singletable.aws import _fastpath as fastpath\n"
         "assert fastpath.is_installed(client)\n"
     )
-    assert "singletable.aws.fastpath" in loaded
-    assert "singletable.aws.signing" not in loaded  # the signer stays the default client's
+    assert "singletable.aws._fastpath" in loaded
+    assert "singletable.aws._signing" not in loaded  # the signer stays the default client's
 
 
 def test_every_public_name_resolves_to_its_definition() -> None:
@@ -117,17 +117,19 @@ def test_type_checking_imports_match_the_lazy_table() -> None:
 
 
 def test_the_transaction_decorator_and_its_module_have_distinct_names() -> None:
-    """The decorator is ``singletable.transaction``; its module is ``singletable.transactions``
-    (one name each, so importing the module never rebinds the decorator)."""
+    """The decorator is ``singletable.transaction``; its module is
+    ``singletable._verbs.transactions`` (one name each, so importing the module never rebinds
+    the decorator)."""
     out = subprocess.run(
         [
             sys.executable,
             "-c",
             "import singletable, sys\n"
-            "from singletable import Repository\n"  # imports singletable.transactions
-            "import singletable.transactions\n"
+            "from singletable import Repository\n"  # imports singletable._verbs.transactions
+            "import singletable._verbs.transactions\n"
             "from singletable import transaction\n"
-            "print(callable(transaction), transaction is singletable.transactions.transaction,\n"
+            "module = singletable._verbs.transactions\n"
+            "print(callable(transaction), transaction is module.transaction,\n"
             "      'singletable.transaction' in sys.modules)",
         ],
         check=True,

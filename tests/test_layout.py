@@ -28,8 +28,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from singletable import GSI, LSI, Entity, Repository, Table, get, query
-from singletable.tools.demo_shop import repository as demo_shop
-from singletable.tools.layout import (
+from singletable._tools.layout import (
     ItemsError,
     Layout,
     build_layout,
@@ -37,9 +36,10 @@ from singletable.tools.layout import (
     parse_items,
     render_text,
 )
-from singletable.tools.layout_html import render_html
-from singletable.tools.layout_items import key_value
-from singletable.tools.layout_seed import find_seed, items_from_file, seed_items
+from singletable._tools.layout_html import render_html
+from singletable._tools.layout_items import key_value
+from singletable._tools.layout_seed import find_seed, items_from_file, seed_items
+from singletable.demo_shop import repository as demo_shop
 
 from .models import (
     Customer,
@@ -395,7 +395,7 @@ def test_seed_data_is_loaded_through_the_repository(demo_layout: Layout) -> None
         "ORDER_ITEM": sum(len(order["items"]) for order in orders),
         "PAYMENT": sum("payment" in order for order in orders),
     }
-    assert demo_layout.source.endswith("seeded through singletable.tools.demo_shop.repository.seed")
+    assert demo_layout.source.endswith("seeded through singletable.demo_shop.repository.seed")
     # every item has PK and SK, so the inverted index holds them all, regrouped by SK
     inverted = demo_layout.view("Inverted")
     assert len(inverted.rows) == len(demo_layout.rows) and inverted.key_columns == ["SK", "PK"]
@@ -442,7 +442,7 @@ def test_an_edited_copy_of_the_seed_data_is_what_loads(tmp_path: Path) -> None:
     original = demo_shop.DATA
     items, source = items_from_file(demo_shop.Shop, copy)
     assert {"S": "PRODUCT#p-vase"} in [item["PK"] for item in items]
-    assert source == f"{copy}, seeded through singletable.tools.demo_shop.repository.seed"
+    assert source == f"{copy}, seeded through singletable.demo_shop.repository.seed"
     assert demo_shop.DATA is original  # pointed back after the seed ran
 
 

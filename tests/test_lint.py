@@ -1,4 +1,4 @@
-"""singletable.tools.lint.check: every rule fires on its model and stays quiet on its twin;
+"""singletable._tools.lint.check: every rule fires on its model and stays quiet on its twin;
 acknowledgements; the key-language analysis behind collisions, overlaps and ordering."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from datetime import datetime
 import pytest
 
 from singletable import Entity, Table
-from singletable.entity import spec_of
-from singletable.tools.lint import (
+from singletable._entity import spec_of
+from singletable._tools.lint import (
     RULES,
     Finding,
     can_sort_after,
@@ -426,7 +426,7 @@ def test_datetime_and_padded_languages() -> None:
     spec = spec_of(Event)
     assert spec.base.sk is not None
     lang = template_language(spec.base.sk, spec)
-    from singletable.tools.lint.languages import Lang
+    from singletable._tools.lint.languages import Lang
 
     literal = Lang().text("2026-06-01T10:00:00.000000Z")
     assert languages_intersect(lang, literal)

@@ -23,10 +23,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
+from singletable._executor import CallInfo, capacity_units, table_names
+from singletable._paging import add_capacity
 from singletable.errors import AlreadyExists
-from singletable.executor import CallInfo, capacity_units, table_names
 from singletable.otel import OpenTelemetryHook
-from singletable.paging import add_capacity
 
 from .models import Order, Shop, Status, shop
 

@@ -277,8 +277,8 @@ def test_projected_fields_read_like_the_entity_reads_them() -> None:
     item = order(1, created_at=created).to_item()
     plan_decode = Summaries.order_summaries.projection
     assert plan_decode is not None
-    from singletable.entity import spec_of
-    from singletable.projection import ProjectionPlan
+    from singletable._entity import spec_of
+    from singletable._projection import ProjectionPlan
 
     decoded = ProjectionPlan(Dated, spec_of(Order)).decode(item)
     assert decoded.created_at == created == Order.from_item(item).created_at

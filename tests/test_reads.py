@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from singletable import query
+from singletable._paging import KeyRef, Page
 from singletable.errors import (
     InvalidCursor,
     KeyTemplateError,
@@ -16,7 +17,6 @@ from singletable.errors import (
     PatternArgumentError,
     TableNotFound,
 )
-from singletable.paging import KeyRef, Page
 
 from .conftest import NOW
 from .models import (

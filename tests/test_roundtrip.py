@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, SecretStr
 
 from singletable import Entity, Table
-from singletable.table import wait_until_active
+from singletable._table import wait_until_active
 
 table = Table("RoundTrip", ttl_attribute="expires_at")
 

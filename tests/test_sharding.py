@@ -14,16 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from singletable import GSI, Entity, Repository, Shard, Table, get, query
-from singletable.entity import spec_of
+from singletable._entity import spec_of
+from singletable._markers import shard_of
+from singletable._verbs.ops import WriteContext
+from singletable._verbs.update import compile_update
 from singletable.errors import (
     InvalidCursor,
     KeyTemplateError,
     ModelDefinitionError,
     PatternArgumentError,
 )
-from singletable.markers import shard_of
-from singletable.writes.ops import WriteContext
-from singletable.writes.update import compile_update
 
 SHARDS = 4
 T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)

@@ -14,8 +14,8 @@ import pytest
 
 from examples.conftest import readme_table, run_example_calls
 from singletable import PropagationReport
+from singletable.lint import check
 from singletable.streams import Modified, StreamRouter, read_stream
-from singletable.tools.lint import check
 
 from . import handler as handler_module
 from .handler import lambda_handler, make_handler

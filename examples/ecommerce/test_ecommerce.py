@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from examples.conftest import NOW, readme_table, run_example_calls
+from singletable import shard_of
 from singletable.errors import (
     ConditionFailed,
     InvalidRequestError,
@@ -20,7 +21,6 @@ from singletable.errors import (
     PatternArgumentError,
     TransactionCanceled,
 )
-from singletable.markers import shard_of
 
 from .models import (
     Customer,

@@ -12,66 +12,74 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ._backfill.items import BackfillFailure, BackfillReport
+    from ._entity import Entity
+    from ._executor import CallInfo, RetryPolicy
+    from ._expressions import Attr, Condition, Param
+    from ._indexes import Index
+    from ._key_formats import render_sortable
+    from ._keys import KeyTemplate
+    from ._markers import CreatedAt, Shard, Unique, UpdatedAt, Version, shard_of
+    from ._paging import Collection, KeyRef, Page
+    from ._patterns.declare import ExplainRow, collection, get, query
+    from ._patterns.propagate import PropagationReport, propagate
+    from ._projection import Projection
+    from ._repository import Repository
+    from ._table import GSI, LSI, Table
+    from ._verbs.transactions import CancellationReason, Transaction, transaction
     from ._version import __version__
-    from .aws.client import client_config
-    from .entity import Entity
+    from ._wire import DatetimeFormat
+    from .aio import AsyncRepository
+    from .aws._client import client_config
     from .errors import SingleTableError
-    from .executor import CallInfo, RetryPolicy
-    from .expressions import Attr, Condition, Param
-    from .indexes import Index
-    from .markers import CreatedAt, Shard, Unique, UpdatedAt, Version
-    from .paging import Collection, KeyRef, Page
-    from .patterns import ExplainRow, collection, get, query
-    from .projection import Projection
-    from .reads.propagate import PropagationReport, propagate
-    from .repository import Repository
-    from .table import GSI, LSI, Table
-    from .transactions import CancellationReason, Transaction, transaction
-    from .wire import DatetimeFormat
-    from .writes.backfill import BackfillFailure, BackfillReport
 
 #: public name -> the submodule that defines it
 _EXPORTS: dict[str, str] = {
     "__version__": "_version",
-    "client_config": "aws.client",
-    "Entity": "entity",
-    "Index": "indexes",
+    "client_config": "aws._client",
+    "Entity": "_entity",
+    "Index": "_indexes",
+    "render_sortable": "_key_formats",
+    "KeyTemplate": "_keys",
     "SingleTableError": "errors",
-    "CallInfo": "executor",
-    "RetryPolicy": "executor",
-    "Attr": "expressions",
-    "Condition": "expressions",
-    "Param": "expressions",
-    "CreatedAt": "markers",
-    "Shard": "markers",
-    "Unique": "markers",
-    "UpdatedAt": "markers",
-    "Version": "markers",
-    "Collection": "paging",
-    "KeyRef": "paging",
-    "Page": "paging",
-    "Projection": "projection",
-    "ExplainRow": "patterns",
-    "collection": "patterns",
-    "get": "patterns",
-    "query": "patterns",
-    "PropagationReport": "reads.propagate",
-    "propagate": "reads.propagate",
-    "Repository": "repository",
-    "GSI": "table",
-    "LSI": "table",
-    "Table": "table",
-    "CancellationReason": "transactions",
-    "Transaction": "transactions",
-    "transaction": "transactions",
-    "DatetimeFormat": "wire",
-    "BackfillFailure": "writes.backfill",
-    "BackfillReport": "writes.backfill",
+    "CallInfo": "_executor",
+    "RetryPolicy": "_executor",
+    "Attr": "_expressions",
+    "Condition": "_expressions",
+    "Param": "_expressions",
+    "CreatedAt": "_markers",
+    "Shard": "_markers",
+    "Unique": "_markers",
+    "UpdatedAt": "_markers",
+    "Version": "_markers",
+    "shard_of": "_markers",
+    "Collection": "_paging",
+    "KeyRef": "_paging",
+    "Page": "_paging",
+    "Projection": "_projection",
+    "ExplainRow": "_patterns.declare",
+    "collection": "_patterns.declare",
+    "get": "_patterns.declare",
+    "query": "_patterns.declare",
+    "PropagationReport": "_patterns.propagate",
+    "propagate": "_patterns.propagate",
+    "Repository": "_repository",
+    "GSI": "_table",
+    "LSI": "_table",
+    "Table": "_table",
+    "CancellationReason": "_verbs.transactions",
+    "Transaction": "_verbs.transactions",
+    "transaction": "_verbs.transactions",
+    "DatetimeFormat": "_wire",
+    "BackfillFailure": "_backfill.items",
+    "BackfillReport": "_backfill.items",
+    "AsyncRepository": "aio",
 }
 
 __all__ = [
     "GSI",
     "LSI",
+    "AsyncRepository",
     "Attr",
     "BackfillFailure",
     "BackfillReport",
@@ -85,6 +93,7 @@ __all__ = [
     "ExplainRow",
     "Index",
     "KeyRef",
+    "KeyTemplate",
     "Page",
     "Param",
     "Projection",
@@ -104,6 +113,8 @@ __all__ = [
     "get",
     "propagate",
     "query",
+    "render_sortable",
+    "shard_of",
     "transaction",
 ]
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .tools.cli import main
+from ._tools.cli import main
 
 raise SystemExit(main())

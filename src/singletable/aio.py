@@ -8,7 +8,7 @@ async with AsyncShop.connect() as repo:
     customer = await repo.customer(customer_id="42")
 ```
 
-Both twins run the same plans (:mod:`singletable.flows`): requests are byte-identical
+Both twins run the same plans (:mod:`singletable._flows`): requests are byte-identical
 (``.params()`` is equal), and errors, cursors, hooks and the retry policy are shared
 (``asyncio.sleep`` replaces ``time.sleep``).
 """
@@ -25,17 +25,17 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
 from typing_extensions import Self
 
-from .core import RepositoryBase, install_fast_path
-from .entity import Entity
+from ._entity import Entity
+from ._executor import AsyncExecutor, Hook, RetryPolicy
+from ._flows import Flow, Gather, Send, Sleep
+from ._repository_base import RepositoryBase, install_fast_path
+from ._verbs import batches
+from ._verbs.transactions import Transaction, open_async_transaction
 from .errors import SingleTableError
-from .executor import AsyncExecutor, Hook, RetryPolicy
-from .flows import Flow, Gather, Send, Sleep
-from .transactions import Transaction, open_async_transaction
-from .writes import batches
 
 if TYPE_CHECKING:
-    from .expressions import Condition
-    from .writes.backfill import BackfillReport
+    from ._backfill.items import BackfillReport
+    from ._expressions import Condition
 
 E = TypeVar("E", bound=Entity)
 T = TypeVar("T")
@@ -51,7 +51,7 @@ class AsyncRepository(RepositoryBase):
     synchronous.
 
     The response fast path is installed on the client (given or opened by :meth:`connect`)
-    as on the sync twin (see :class:`singletable.repository.Repository`): it parses the
+    as on the sync twin (see :class:`singletable._repository.Repository`): it parses the
     successful responses of the DynamoDB data-plane operations, also for your other calls on
     that client, with identical output. ``fast_path=False`` opts out.
     """
@@ -247,8 +247,8 @@ class AsyncRepository(RepositoryBase):
         """Rewrite ``entity``'s stored items whose derived attributes are stale (index keys,
         sparse membership, ``Shard`` fields, TTL, type tag): a parallel Scan over ``segments``,
         each fix conditioned on the item being unchanged since read. Resumable with
-        ``checkpoint=``; ``dry_run=True`` sends no write. See :mod:`singletable.backfill`."""
-        from .backfill import backfill
+        ``checkpoint=``; ``dry_run=True`` sends no write. See :mod:`singletable._backfill.flow`."""
+        from ._backfill.flow import backfill
 
         return await self.run(
             backfill(
@@ -304,7 +304,7 @@ async def _connect(
         raise InvalidRequestError(
             'the async twin needs aiobotocore: pip install "singletable[async]"'
         ) from None
-    from .aws.client import client_config
+    from .aws._client import client_config
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config(parameter_validation=False))

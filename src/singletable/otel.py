@@ -18,7 +18,7 @@ its message: messages may name key values, and spans, like log records, never ho
 item contents).
 
 The hook runs after the request, so the span gets explicit start and end times from the
-:class:`~singletable.executor.CallInfo`; its parent is the span current where the request was
+:class:`~singletable._executor.CallInfo`; its parent is the span current where the request was
 sent. Only the OpenTelemetry API is needed: without an SDK configured the spans are no-ops.
 """
 
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from ._executor import CallInfo
 from ._version import __version__
-from .executor import CallInfo
 
 if TYPE_CHECKING:
     from opentelemetry.util.types import AttributeValue

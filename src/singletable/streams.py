@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 
 from typing_extensions import Self
 
-from .entity import Entity, EntitySpec, spec_of
+from ._entity import Entity, EntitySpec, spec_of
+from ._verbs.guards import GUARD_TYPE
 from .errors import InvalidRequestError, ItemDecodeError, KeyTemplateError, ModelDefinitionError
-from .writes.guards import GUARD_TYPE
 
 if TYPE_CHECKING:
-    from .core import RepositoryBase
+    from ._repository_base import RepositoryBase
 
 __all__ = [
     "EVENT_NAMES",
@@ -246,7 +246,7 @@ class StreamRouter:
     __slots__ = ("_handlers", "_specs", "_tag_attribute", "_tags", "repository", "table")
 
     def __init__(self, repository: type[RepositoryBase]) -> None:
-        from .core import RepositoryBase
+        from ._repository_base import RepositoryBase
 
         table = getattr(repository, "__singletable_table__", None)
         if not (isinstance(repository, type) and issubclass(repository, RepositoryBase)) or (

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     import boto3
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from .table import Table
+    from ._table import Table
 
 __all__ = ["local_endpoint", "local_table", "reset_endpoint"]
 

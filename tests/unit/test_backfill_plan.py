@@ -14,16 +14,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from singletable.backfill import CheckpointFile, JobState, ProgressDisplay
-from singletable.errors import InvalidRequestError
-from singletable.writes.backfill import (
+from singletable._backfill.flow import CheckpointFile, JobState, ProgressDisplay
+from singletable._backfill.items import (
     BackfillFailure,
     BackfillPlan,
     BackfillReport,
     same_wire,
     stale_attributes,
 )
-from singletable.writes.ops import WriteContext
+from singletable._verbs.ops import WriteContext
+from singletable.errors import InvalidRequestError
 
 from ..backfill_models import Account, Order, OrderV1, Status
 from ..conftest import NOW

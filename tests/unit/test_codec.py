@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from singletable import GSI, Entity, Index, Table, Version
+from singletable._wire import MAX_ITEM_BYTES, item_size, value_size
 from singletable.errors import (
     ItemDecodeError,
     ItemEncodeError,
@@ -29,7 +30,6 @@ from singletable.errors import (
     KeyTemplateError,
     SingleTableError,
 )
-from singletable.wire import MAX_ITEM_BYTES, item_size, value_size
 
 UTC = timezone.utc
 PLUS2 = timezone(timedelta(hours=2))

@@ -32,10 +32,10 @@ from hypothesis import strategies as st
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from singletable import GSI, LSI, Entity, Index, Table
-from singletable.codec import FieldPlan, ModelCodec, encode_value
-from singletable.codegen import generate_codec, generate_decode, generate_to_item
-from singletable.entity import EntitySpec, spec_of
-from singletable.wire import Wire, decode_value, item_size
+from singletable._codec import FieldPlan, ModelCodec, encode_value
+from singletable._codegen import generate_codec, generate_decode, generate_to_item
+from singletable._entity import EntitySpec, spec_of
+from singletable._wire import Wire, decode_value, item_size
 
 UTC = timezone.utc
 ZONES = [UTC, timezone(timedelta(hours=5, minutes=30)), timezone(timedelta(hours=-8))]

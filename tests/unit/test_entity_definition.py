@@ -21,7 +21,7 @@ from singletable import (
     UpdatedAt,
     Version,
 )
-from singletable.entity import spec_of
+from singletable._entity import spec_of
 from singletable.errors import KeyDefinitionError, KeyTemplateError, ModelDefinitionError
 
 

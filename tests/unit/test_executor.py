@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import EndpointConnectionError, NoCredentialsError, ParamValidationError
 
+from singletable._executor import map_botocore_error
 from singletable.errors import InvalidRequestError, ServiceError
-from singletable.executor import map_botocore_error
 from tests.models import Shop
 
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from singletable import Attr, DatetimeFormat, Entity, Table, Unique, UpdatedAt
-from singletable.entity import spec_of
+from singletable._entity import spec_of
+from singletable._verbs import WriteContext, compile_update
+from singletable._verbs.ops import compile_condition
 from singletable.errors import ItemDecodeError, ItemEncodeError, ModelDefinitionError
-from singletable.writes import WriteContext, compile_update
-from singletable.writes.ops import compile_condition
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 CTX = WriteContext("t", NOW)

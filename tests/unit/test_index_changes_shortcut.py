@@ -16,9 +16,9 @@ from hypothesis import strategies as st
 from pydantic import computed_field
 
 from singletable import GSI, Entity, Index, Table
-from singletable.entity import spec_of
+from singletable._entity import spec_of
+from singletable._verbs import index_changes, index_keys
 from singletable.errors import KeyTemplateError
-from singletable.writes import index_changes, index_keys
 
 table = Table(
     "shortcut",

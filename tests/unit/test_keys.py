@@ -9,14 +9,14 @@ from typing import Literal, Optional
 
 import pytest
 
+from singletable._key_formats import canonical_decimal, parse_sortable, render_sortable
+from singletable._keys import CALL_KEYWORDS, SENTINEL, KeyTemplate, SortCondition
 from singletable.errors import (
     KeyDefinitionError,
     KeyTemplateError,
     ModelDefinitionError,
     SingleTableError,
 )
-from singletable.key_formats import canonical_decimal, parse_sortable, render_sortable
-from singletable.keys import CALL_KEYWORDS, SENTINEL, KeyTemplate, SortCondition
 
 UTC = timezone.utc
 PLUS2 = timezone(timedelta(hours=2))

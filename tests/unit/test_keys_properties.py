@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from singletable._key_formats import parse_sortable, render_sortable
+from singletable._keys import SENTINEL, KeyTemplate, SortCondition
 from singletable.errors import KeyTemplateError, ModelDefinitionError
-from singletable.key_formats import parse_sortable, render_sortable
-from singletable.keys import SENTINEL, KeyTemplate, SortCondition
 
 UTC = timezone.utc
 FAST = settings(

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from singletable._paging import CursorCodec
 from singletable.errors import InvalidCursor
-from singletable.paging import CursorCodec
 
 BINDING = "bound-to-this-query"
 ATTRS = frozenset({"PK", "SK"})

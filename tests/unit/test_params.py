@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from singletable import Attr, Repository, collection, get, query
+from singletable._keys import SENTINEL
 from singletable.errors import (
     InvalidRequestError,
     KeyTemplateError,
@@ -20,7 +21,6 @@ from singletable.errors import (
     PatternArgumentError,
     SingleTableError,
 )
-from singletable.keys import SENTINEL
 from tests.models import (
     Customer,
     Leaderboard,
@@ -367,8 +367,8 @@ def test_inverted_index_is_derived_and_conflicting_templates_refused() -> None:
 
 
 def test_strftime_sort_key_with_a_gap_is_refused() -> None:
+    from singletable._keys import KeyTemplate
     from singletable.errors import KeyDefinitionError
-    from singletable.keys import KeyTemplate
 
     with pytest.raises(KeyDefinitionError, match="%Y-%d"):
         KeyTemplate("AT#{at:%Y-%d}", {"at": datetime}, sort_key=True)

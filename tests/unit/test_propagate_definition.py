@@ -21,9 +21,9 @@ from singletable import (
     propagate,
     query,
 )
+from singletable._patterns.propagate import PropagatePattern, compatible
+from singletable._tools.lint import check, explain_markdown
 from singletable.errors import ModelDefinitionError
-from singletable.reads.propagate import PropagatePattern, compatible
-from singletable.tools.lint import check, explain_markdown
 
 from ..propagate_models import CopyShop
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from singletable.entity import spec_of
-from singletable.wire import ttl_passed
-from singletable.writes.ops import WriteContext, is_expired
+from singletable._entity import spec_of
+from singletable._verbs.ops import WriteContext, is_expired
+from singletable._wire import ttl_passed
 
 from ..models import Order
 

@@ -17,9 +17,9 @@ import pytest
 from pydantic import Field
 
 from singletable import Attr, Entity, Table
-from singletable.entity import spec_of
+from singletable._entity import spec_of
+from singletable._verbs import WriteContext, compile_update
 from singletable.errors import InvalidRequestError, KeyTemplateError, NotFound, VersionConflict
-from singletable.writes import WriteContext, compile_update
 from tests.models import (
     Customer,
     Invite,

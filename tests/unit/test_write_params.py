@@ -14,18 +14,8 @@ from typing import Any
 import pytest
 
 from singletable import Attr
-from singletable.entity import spec_of
-from singletable.errors import (
-    AlreadyExists,
-    ConditionFailed,
-    ItemTooLargeError,
-    KeyTemplateError,
-    NotFound,
-    UniqueConstraintViolation,
-    VersionConflict,
-)
-from singletable.wire import MAX_ITEM_BYTES, item_size
-from singletable.writes import (
+from singletable._entity import spec_of
+from singletable._verbs import (
     WriteContext,
     compile_condition_check,
     compile_create,
@@ -35,6 +25,16 @@ from singletable.writes import (
     guard_delete,
     guard_key,
     guard_put,
+)
+from singletable._wire import MAX_ITEM_BYTES, item_size
+from singletable.errors import (
+    AlreadyExists,
+    ConditionFailed,
+    ItemTooLargeError,
+    KeyTemplateError,
+    NotFound,
+    UniqueConstraintViolation,
+    VersionConflict,
 )
 from tests.models import Customer, Invite, Order, Player, Product, Status
 

@@ -1,13 +1,13 @@
 """singletable's botocore extensions, fenced in one package: the only code that sets up a
 client for singletable or hooks into one.
 
-* :mod:`~singletable.aws.client`: :func:`client_config` (the recommended botocore ``Config``)
+* :mod:`~singletable.aws._client`: :func:`client_config` (the recommended botocore ``Config``)
   and :func:`default_client` (the client a repository creates when it is given none);
-* :mod:`~singletable.aws.fastpath`: the response fast path (``before-parse`` hooks), active
+* :mod:`~singletable.aws._fastpath`: the response fast path (``before-parse`` hooks), active
   only on the botocore versions CI has verified;
-* :mod:`~singletable.aws.signing`: the hand-written SigV4 signer (``choose-signer`` and
+* :mod:`~singletable.aws._signing`: the hand-written SigV4 signer (``choose-signer`` and
   ``request-created`` hooks), opt-in;
-* :mod:`~singletable.aws.switches`: their environment switches, ``SINGLETABLE_FAST_PATH``
+* :mod:`~singletable.aws._switches`: their environment switches, ``SINGLETABLE_FAST_PATH``
   and ``SINGLETABLE_SIGNING``.
 
 Every extension uses the client's public event hooks only, changes one client at a time and
@@ -16,6 +16,6 @@ steps aside (botocore does the work) on anything it does not cover.
 
 from __future__ import annotations
 
-from .client import client_config, default_client
+from ._client import client_config, default_client
 
 __all__ = ["client_config", "default_client"]

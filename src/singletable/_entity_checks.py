@@ -1,0 +1,453 @@
+"""Class-creation checks of an entity: its type tag, its fields and markers, and the templates
+of its ``class Keys``, rule by rule with one error message each.
+
+entity.py runs them in order (``_compile``) and assembles the ``EntitySpec`` from what they
+return; nothing here knows the spec.
+"""
+
+from __future__ import annotations
+
+import enum
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Union
+
+from pydantic import ValidationError
+
+from ._codec import bare_annotation
+from ._key_formats import key_format, key_type_of
+from ._keys import KeyTemplate
+from ._markers import CreatedAt, Marker, Shard, Unique, UpdatedAt, Version, shard_of
+from ._table import IndexKeys, Table
+from .errors import KeyDefinitionError, ModelDefinitionError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel, TypeAdapter
+    from pydantic.fields import FieldInfo
+
+    from ._indexes import IndexSpec
+
+
+# -- the type tag and the fields ---------------------------------------------------------------
+
+
+def check_type_name(owner: str, type_name: Any) -> None:
+    if not isinstance(type_name, str) or not type_name:
+        raise ModelDefinitionError(f"{owner}: type= must be a non-empty string")
+    if type_name.startswith("__"):
+        raise ModelDefinitionError(f"{owner}: type names starting with '__' are reserved")
+
+
+class FieldFacts:
+    """What the fields declare: stored attribute names, the fields holding each marker, and
+    the TTL field (the one stored under the table's ``ttl_attribute``)."""
+
+    __slots__ = ("attr_names", "markers", "ttl_field")
+
+    def __init__(
+        self,
+        attr_names: dict[str, str],
+        markers: dict[type[Marker], list[str]],
+        ttl_field: str | None,
+    ) -> None:
+        self.attr_names = attr_names
+        self.markers = markers
+        self.ttl_field = ttl_field
+
+
+def read_fields(owner: str, table: Table, fields: Mapping[str, FieldInfo]) -> FieldFacts:
+    reserved = set(table.key_attributes) | {table.type_attribute}
+    attr_names: dict[str, str] = {}
+    markers: dict[type[Marker], list[str]] = {}
+    ttl_field: str | None = None
+    for fname, info in fields.items():
+        attr = info.serialization_alias or info.alias or fname
+        attr_names[fname] = attr
+        if attr in reserved:
+            raise ModelDefinitionError(
+                f"{owner}.{fname}: its attribute name {attr!r} is a key attribute or the type "
+                f"tag of table {table.name!r}; rename the field (or give it an alias)"
+            )
+        if "__" in fname and not fname.startswith("_"):
+            raise ModelDefinitionError(
+                f"{owner}.{fname}: '__' is reserved for range lookups (created_at__gte); "
+                "rename the field"
+            )
+        for marker in markers_in(info.annotation, list(info.metadata), f"{owner}.{fname}"):
+            markers.setdefault(type(marker), []).append(fname)
+        if table.ttl_attribute is not None and attr == table.ttl_attribute:
+            if not is_datetime(info.annotation):
+                raise ModelDefinitionError(
+                    f"{owner}.{fname} is the TTL field (named like the table's ttl_attribute "
+                    f"{table.ttl_attribute!r}) and must be a datetime (or datetime | None)"
+                )
+            ttl_field = fname
+    return FieldFacts(attr_names, markers, ttl_field)
+
+
+class ShardPlan:
+    """A ``Shard(n, of=...)`` field as writes derive it: ``value(of_value)``."""
+
+    __slots__ = ("field", "n", "of", "render")
+
+    def __init__(self, field: str, n: int, of: str, render: Callable[[Any], str]) -> None:
+        self.field = field
+        self.n = n
+        self.of = of
+        self.render = render
+
+    def value(self, of_value: Any) -> int:
+        """The shard of a value of field ``of`` (its canonical key rendering, hashed)."""
+        return shard_of(self.render(of_value), self.n)
+
+
+class MarkedFields:
+    """The fields holding ``Version()``, ``CreatedAt()``, ``UpdatedAt()``, ``Unique()`` and
+    ``Shard()``."""
+
+    __slots__ = ("created", "shards", "unique", "updated", "version")
+
+    def __init__(
+        self,
+        version: str | None,
+        created: str | None,
+        updated: str | None,
+        unique: tuple[str, ...],
+        shards: tuple[ShardPlan, ...] = (),
+    ) -> None:
+        self.version = version
+        self.created = created
+        self.updated = updated
+        self.unique = unique
+        self.shards = shards
+
+
+def marked_fields(
+    owner: str, fields: Mapping[str, FieldInfo], markers: Mapping[type[Marker], list[str]]
+) -> MarkedFields:
+    for marker_type in (Version, CreatedAt, UpdatedAt):
+        holders = markers.get(marker_type, [])
+        if len(holders) > 1:
+            raise ModelDefinitionError(
+                f"{owner}: {marker_type.__name__}() is on {', '.join(holders)}; one field only"
+            )
+    version = next(iter(markers.get(Version, [])), None)
+    created = next(iter(markers.get(CreatedAt, [])), None)
+    updated = next(iter(markers.get(UpdatedAt, [])), None)
+    if version and not is_int(fields[version].annotation):
+        raise ModelDefinitionError(f"{owner}.{version}: Version() needs an int field")
+    for stamp in (created, updated):
+        if stamp and not is_datetime(fields[stamp].annotation):
+            raise ModelDefinitionError(
+                f"{owner}.{stamp}: CreatedAt()/UpdatedAt() need a datetime (or datetime | None) "
+                "field"
+            )
+    unique = tuple(markers.get(Unique, []))
+    for ufield in unique:
+        key_type_of(fields[ufield].annotation, owner=owner, field=ufield)
+    shards = tuple(shard_plan(owner, fields, name) for name in markers.get(Shard, []))
+    return MarkedFields(version, created, updated, unique, shards)
+
+
+def shard_plan(owner: str, fields: Mapping[str, FieldInfo], name: str) -> ShardPlan:
+    """Checks of a ``Shard(n, of=...)`` field: an int field, 1 <= n <= 100, ``of`` another field
+    whose values render as key text."""
+    info = fields[name]
+    (marker,) = [
+        m for m in markers_in(info.annotation, list(info.metadata), name) if isinstance(m, Shard)
+    ]
+    where = f"{owner}.{name}"
+    if not is_int(info.annotation):
+        raise ModelDefinitionError(f"{where}: {marker.label} needs an int field")
+    if type(marker.n) is not int or not 1 <= marker.n <= 100:
+        raise ModelDefinitionError(
+            f"{where}: {marker.label}: the number of shards must be an int from 1 to 100"
+        )
+    if marker.of == name or marker.of not in fields:
+        raise ModelDefinitionError(
+            f"{where}: {marker.label}: of= must name another field of {owner} (the value "
+            "whose hash spreads the writes, e.g. the item's id)"
+        )
+    ktype = key_type_of(fields[marker.of].annotation, owner=owner, field=marker.of)
+    form = key_format(ktype, None, sort_key=False, field=marker.of, where=where)
+    return ShardPlan(name, marker.n, marker.of, form.render)
+
+
+def markers_in(annotation: Any, metadata: list[Any], where: str) -> list[Marker]:
+    """The markers on a field; one nested inside a container's type is refused."""
+    found = [m for m in metadata if isinstance(m, Marker)]
+
+    def walk(tp: Any, depth: int, in_union: bool) -> None:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin is typing.Annotated:
+            markers = [m for m in args[1:] if isinstance(m, Marker)]
+            if markers and depth > 0 and not in_union:
+                raise ModelDefinitionError(
+                    f"{where}: {markers[0].label} is nested inside {tp!r}; put the marker on "
+                    "the field itself (Annotated[..., marker]), not inside a container"
+                )
+            found.extend(markers)
+            walk(args[0], depth + 1, in_union)
+        elif origin in (Union, types.UnionType):
+            for arg in args:
+                walk(arg, depth, True)
+        elif args:
+            for arg in args:
+                if arg is not Ellipsis:
+                    walk(arg, depth + 1, False)
+
+    walk(annotation, 0, False)
+    return found
+
+
+def is_datetime(annotation: Any) -> bool:
+    bare = bare_annotation(annotation)
+    return isinstance(bare, type) and issubclass(bare, datetime)
+
+
+def is_int(annotation: Any) -> bool:
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return is_int(typing.get_args(annotation)[0])
+    return (
+        isinstance(annotation, type)
+        and issubclass(annotation, int)
+        and not issubclass(annotation, (bool, enum.Enum))
+    )
+
+
+# -- class Keys ----------------------------------------------------------------------------------
+
+
+def keys_entries(cls: type[BaseModel], owner: str, type_name: str) -> dict[str, Any]:
+    """The entries of the entity's ``class Keys`` (names not starting with ``_``)."""
+    keys_cls = getattr(cls, "Keys", None)
+    if keys_cls is None or not isinstance(keys_cls, type):
+        raise ModelDefinitionError(
+            f"{owner} needs a nested 'class Keys' with pk (and sk) templates, e.g. "
+            f'class Keys: pk = "{type_name.upper()}#{{id}}"'
+        )
+    return {k: v for k, v in vars(keys_cls).items() if not k.startswith("_")}
+
+
+class TemplateMaker:
+    """Builds the entity's key templates: the table's delimiter and escaping, and the types of
+    its fields and computed fields."""
+
+    def __init__(self, cls: type[BaseModel], owner: str, table: Table) -> None:
+        self.owner = owner
+        self.table = table
+        self.types: dict[str, Any] = {n: info.annotation for n, info in cls.model_fields.items()}
+        for cname, cinfo in cls.model_computed_fields.items():
+            self.types[cname] = cinfo.return_type
+
+    def __call__(
+        self, text: Any, *, sort_key: bool, role: str, attribute: str | None
+    ) -> KeyTemplate:
+        if not isinstance(text, str):
+            raise KeyDefinitionError(
+                f"{self.owner}.Keys.{role} must be a template string, not {text!r}"
+            )
+        return KeyTemplate(
+            text,
+            self.types,
+            sort_key=sort_key,
+            delimiter=self.table.delimiter,
+            escape=self.table.key_values == "escape",
+            owner=self.owner,
+            role=role,
+            attribute=attribute,
+        )
+
+
+def primary_templates(
+    owner: str,
+    table: Table,
+    entries: dict[str, Any],
+    fields: Mapping[str, FieldInfo],
+    make: TemplateMaker,
+) -> tuple[KeyTemplate, KeyTemplate | None]:
+    """The table key's templates (taken out of ``entries``)."""
+    base_keys = table.index_keys(None)
+    if "pk" not in entries:
+        raise ModelDefinitionError(f"{owner}.Keys needs pk = '...' (the partition key template)")
+    pk_tpl = make(entries.pop("pk"), sort_key=False, role="pk", attribute=base_keys.pk)
+    sk_text = entries.pop("sk", None)
+    if base_keys.sk and sk_text is None:
+        raise ModelDefinitionError(
+            f"{owner}.Keys needs sk = '...': table {table.name!r} has a sort key "
+            f"({base_keys.sk!r}); use a constant such as sk = 'PROFILE' for a single item"
+        )
+    if not base_keys.sk and sk_text is not None:
+        raise ModelDefinitionError(
+            f"{owner}.Keys has sk, but table {table.name!r} has no sort key; remove it"
+        )
+    sk_tpl = (
+        make(sk_text, sort_key=True, role="sk", attribute=base_keys.sk)
+        if sk_text is not None
+        else None
+    )
+    for tpl in (pk_tpl, sk_tpl):
+        for fname in tpl.fields if tpl else ():
+            if fname not in fields:
+                continue
+            if key_type_of(fields[fname].annotation, owner=owner, field=fname).optional:
+                raise KeyDefinitionError(
+                    f"{owner}.{fname} is in the primary key and cannot be optional"
+                )
+    return pk_tpl, sk_tpl
+
+
+def declared_index_keys(owner: str, table: Table, index_name: str) -> IndexKeys:
+    """The key attributes of the table's index named in ``class Keys``."""
+    if index_name not in table.index_names:
+        known = ", ".join(table.index_names) or "none"
+        raise ModelDefinitionError(
+            f"{owner}.Keys.{index_name}: table {table.name!r} has no index {index_name!r} "
+            f"(its indexes: {known}); add GSI({index_name!r}, ...) to the table or fix "
+            "the name"
+        )
+    return table.index_keys(index_name)
+
+
+def index_templates(
+    where: str,
+    index_name: str,
+    keys: IndexKeys,
+    pk_text: Any,
+    sk_text: Any,
+    make: TemplateMaker,
+) -> tuple[KeyTemplate | None, KeyTemplate | None]:
+    """An index's templates from the texts of its entry (a local index has no pk template)."""
+    if keys.local:
+        if pk_text is not None and sk_text is None:
+            pk_text, sk_text = None, pk_text
+        if pk_text is not None:
+            raise ModelDefinitionError(
+                f"{where}: {index_name} is a local index; it shares the table's partition key, "
+                "so give only its sort key template"
+            )
+        if sk_text is None:
+            raise ModelDefinitionError(f"{where}: give the local index's sort key template")
+        pk_tpl = None
+    else:
+        if pk_text is None:
+            raise ModelDefinitionError(f"{where}: give the index's partition key template")
+        pk_tpl = make(pk_text, sort_key=False, role=f"{index_name} pk", attribute=keys.pk)
+    if keys.sk is None and sk_text is not None:
+        raise ModelDefinitionError(
+            f"{where}: index {index_name} has no sort key; give only its partition key template"
+        )
+    if keys.sk is not None and sk_text is None:
+        raise ModelDefinitionError(
+            f"{where}: index {index_name} has a sort key ({keys.sk!r}); give (pk, sk) templates"
+        )
+    sk_tpl = (
+        make(sk_text, sort_key=True, role=f"{index_name} sk", attribute=keys.sk)
+        if sk_text
+        else None
+    )
+    return pk_tpl, sk_tpl
+
+
+def when_values(model: type[BaseModel], where: str, when: Any) -> dict[str, tuple[Any, ...]]:
+    """A declarative ``when=`` condition with its values validated to the fields' types."""
+    if not isinstance(when, Mapping) or not when:
+        raise ModelDefinitionError(
+            f"{where}: when= must be a non-empty {{field: value}} dict or a callable"
+        )
+    from pydantic import TypeAdapter
+
+    normalised: dict[str, tuple[Any, ...]] = {}
+    for fname, allowed in when.items():
+        if fname not in model.model_fields:
+            raise ModelDefinitionError(f"{where}: when= names unknown field {fname!r}")
+        options = (
+            tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
+        )
+        adapter: TypeAdapter[Any] = TypeAdapter(
+            typing.cast(Any, model.model_fields[fname].annotation)
+        )
+        try:
+            normalised[fname] = tuple(adapter.validate_python(v) for v in options)
+        except ValidationError as exc:
+            raise ModelDefinitionError(
+                f"{where}: when={{{fname!r}: {allowed!r}}} is not a valid {fname}: "
+                f"{exc.errors()[0].get('msg')}"
+            ) from None
+    return normalised
+
+
+def derived_indexes(
+    table: Table,
+    base: tuple[KeyTemplate, KeyTemplate | None],
+    declared: Mapping[str, object],
+    make: TemplateMaker,
+) -> Iterator[tuple[str, IndexKeys, KeyTemplate, KeyTemplate | None]]:
+    """Global indexes over the table's own key attributes (inverted indexes) that ``class Keys``
+    leaves out: they hold every item with the same templates, so they are derived instead of
+    asked to be restated. An index whose templates cannot be built (a bare number cannot sort)
+    does not hold the entity."""
+    base_keys = table.index_keys(None)
+    pk_tpl, sk_tpl = base
+    base_texts = {base_keys.pk: pk_tpl.text}
+    if base_keys.sk and sk_tpl is not None:
+        base_texts[base_keys.sk] = sk_tpl.text
+    for index in table.indexes:
+        keys = table.index_keys(index.name)
+        if index.name in declared or keys.local:
+            continue
+        if keys.pk in base_texts and (keys.sk is None or keys.sk in base_texts):
+            try:
+                derived_pk = make(
+                    base_texts[keys.pk], sort_key=False, role=f"{index.name} pk", attribute=keys.pk
+                )
+                derived_sk = (
+                    make(
+                        base_texts[keys.sk],
+                        sort_key=True,
+                        role=f"{index.name} sk",
+                        attribute=keys.sk,
+                    )
+                    if keys.sk
+                    else None
+                )
+            except KeyDefinitionError:
+                continue
+            yield index.name, keys, derived_pk, derived_sk
+
+
+def check_shared_attributes(owner: str, base: IndexSpec, indexes: Mapping[str, IndexSpec]) -> None:
+    """Every key attribute is written from one template: an index that reuses an attribute of
+    the table (an inverted index) or of another index must use the same template for it, or
+    items would be stored under the wrong key."""
+    writers: dict[str, tuple[str, KeyTemplate]] = {}
+    for spec in [base, *indexes.values()]:
+        label = spec.name or "table"
+        for role, attr, tpl in (("pk", spec.keys.pk, spec.pk), ("sk", spec.keys.sk, spec.sk)):
+            if tpl is None or attr is None:
+                continue
+            previous = writers.get(attr)
+            if previous is None:
+                writers[attr] = (f"{label} {role}", tpl)
+            elif previous[1].text != tpl.text:
+                raise ModelDefinitionError(
+                    f"{owner}: attribute {attr!r} is both the {previous[0]} "
+                    f"({previous[1].text!r}) and the {label} {role} ({tpl.text!r}); one attribute "
+                    "holds one value, so use the same template (an index over the table's own "
+                    "key attributes can be left out of Keys and is derived)"
+                )
+            elif spec.sparse and attr in (base.keys.pk, base.keys.sk):
+                raise ModelDefinitionError(
+                    f"{owner}.Keys.{label}: an index over the table's key attributes cannot be "
+                    "sparse (every item has them); drop when="
+                )
+
+
+def computed_in_keys(cls: type[BaseModel], specs: list[IndexSpec]) -> tuple[str, ...]:
+    """The computed fields some key template reads (to_item evaluates them first)."""
+    computed = cls.model_computed_fields
+    return tuple(sorted({f for spec in specs for f in spec.template_fields if f in computed}))

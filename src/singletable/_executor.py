@@ -1,0 +1,474 @@
+"""The only module that talks to the boto3 client.
+
+It sends compiled requests, maps boto3 errors to :mod:`singletable.errors`, applies the
+repository's retry policy where the library retries (unprocessed batch items, transaction
+conflicts) and reports every call to the hooks and to the ``singletable`` logger (one DEBUG
+record per request, see :func:`report`). The client itself, when a repository is given none,
+comes from :func:`singletable.aws._client.default_client`.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    HTTPClientError,
+    NoCredentialsError,
+    NoRegionError,
+    ParamValidationError,
+)
+from botocore.exceptions import ConnectionError as BotoConnectionError
+
+from ._record import FrozenRecord
+from .errors import InvalidRequestError, ServiceError, SingleTableError, TableNotFound
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+RETRYABLE_CODES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+        "TransactionInProgressException",
+    }
+)
+
+logger = logging.getLogger("singletable")
+_DEBUG = logging.DEBUG
+
+_METHODS = {
+    "GetItem": "get_item",
+    "Query": "query",
+    "Scan": "scan",
+    "PutItem": "put_item",
+    "UpdateItem": "update_item",
+    "DeleteItem": "delete_item",
+    "BatchGetItem": "batch_get_item",
+    "BatchWriteItem": "batch_write_item",
+    "TransactWriteItems": "transact_write_items",
+    "TransactGetItems": "transact_get_items",
+}
+
+
+class CallInfo(FrozenRecord):
+    """What a hook receives for every request a repository sends.
+
+    ``duration`` is in seconds (a monotonic clock); ``start`` is when the request was sent, in
+    seconds since the epoch (``time.time()``), so a hook can place the call on a timeline (the
+    OpenTelemetry hook's span times). ``consumed_capacity`` is DynamoDB's ``ConsumedCapacity``
+    as returned (``None`` when not asked for or not returned); ``retries`` is botocore's retry
+    count for the request.
+    """
+
+    # Immutable (assignment raises AttributeError) and equal by value.
+    __slots__ = (
+        "consumed_capacity",
+        "duration",
+        "error",
+        "operation",
+        "params",
+        "pattern",
+        "retries",
+        "start",
+    )
+    _fields = (
+        "pattern",
+        "operation",
+        "params",
+        "duration",
+        "consumed_capacity",
+        "retries",
+        "error",
+        "start",
+    )
+
+    pattern: str | None
+    operation: str
+    params: Mapping[str, Any]
+    duration: float
+    consumed_capacity: Any
+    retries: int
+    error: BaseException | None
+    start: float
+
+    def __init__(
+        self,
+        pattern: str | None,
+        operation: str,
+        params: Mapping[str, Any],
+        duration: float,
+        consumed_capacity: Any,
+        retries: int,
+        error: BaseException | None,
+        start: float = 0.0,
+    ) -> None:
+        object.__setattr__(self, "pattern", pattern)
+        object.__setattr__(self, "operation", operation)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "duration", duration)
+        object.__setattr__(self, "consumed_capacity", consumed_capacity)
+        object.__setattr__(self, "retries", retries)
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "start", start)
+
+    @property
+    def table_names(self) -> list[str]:
+        """The tables the request names (several for a batch or transaction), in order."""
+        return table_names(self.params)
+
+    @property
+    def index_name(self) -> str | None:
+        """The index a Query reads (``None`` for the table itself and for other requests)."""
+        index = self.params.get("IndexName")
+        return index if isinstance(index, str) else None
+
+
+Hook = Callable[[CallInfo], None]
+
+
+class RetryPolicy(FrozenRecord):
+    """Retries the library itself performs: unprocessed batch items and transaction conflicts.
+
+    Throttling and connection errors are retried by botocore (configure them on the client).
+    ``sleep`` is the seam tests patch and an async executor replaces; by default it is
+    ``time.sleep``, looked up when the policy waits (so patching ``time.sleep`` works too).
+    """
+
+    # Immutable (assignment raises AttributeError), equal by value, hashable.
+    __slots__ = ("base_delay", "max_attempts", "max_delay", "sleep")
+    _fields = ("max_attempts", "base_delay", "max_delay", "sleep")
+
+    max_attempts: int
+    base_delay: float
+    max_delay: float
+    sleep: Callable[[float], None] | None
+
+    def __init__(
+        self,
+        max_attempts: int = 8,
+        base_delay: float = 0.05,
+        max_delay: float = 2.0,
+        sleep: Callable[[float], None] | None = None,
+    ) -> None:
+        object.__setattr__(self, "max_attempts", max_attempts)
+        object.__setattr__(self, "base_delay", base_delay)
+        object.__setattr__(self, "max_delay", max_delay)
+        object.__setattr__(self, "sleep", sleep)
+
+    def backoff(self, attempt: int) -> float:
+        """Full-jitter exponential delay before retry number ``attempt`` (1-based)."""
+        ceiling = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        return random.uniform(0, ceiling)
+
+    def pause(self, seconds: float) -> None:
+        """Sleep ``seconds`` with the policy's ``sleep`` (``time.sleep``, looked up now)."""
+        (time.sleep if self.sleep is None else self.sleep)(seconds)
+
+    def wait(self, attempt: int) -> None:
+        """Sleep the backoff before retry number ``attempt``."""
+        self.pause(self.backoff(attempt))
+
+
+_CLIENT_CREATION = threading.Lock()
+"""Held while a repository creates its default client (once per repository)."""
+
+
+class Executor:
+    """Sends requests through one boto3 client; maps errors; reports to hooks."""
+
+    def __init__(
+        self,
+        client: DynamoDBClient | None,
+        *,
+        hooks: Sequence[Hook] = (),
+        fast_path: bool = True,
+    ) -> None:
+        self._client = client
+        self._fast_path = fast_path  # for the default client: False leaves its fast path off
+        self.hooks = tuple(hooks)
+        self._methods: dict[str, Callable[..., Any]] = {}
+
+    @property
+    def client(self) -> DynamoDBClient:
+        client = self._client
+        if client is None:
+            # Threads sharing a repository may all make their first call at once: one of them
+            # creates the client. The lock is taken only while there is none (not per call).
+            with _CLIENT_CREATION:
+                client = self._client
+                if client is None:
+                    client = self._client = self._create_default_client()
+        return client
+
+    def _create_default_client(self) -> DynamoDBClient:
+        from .aws._client import default_client  # here: only the default client needs it
+
+        try:
+            client = default_client()
+        except BotoCoreError as exc:
+            raise map_botocore_error(exc, "creating the DynamoDB client") from exc
+        if not self._fast_path:
+            from .aws import _fastpath as fastpath
+
+            fastpath.uninstall(client)
+        return client
+
+    def method(self, operation: str) -> Callable[..., Any]:
+        """The client's bound method for ``operation`` (looked up once)."""
+        method = self._methods.get(operation)
+        if method is None:
+            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+        return method
+
+    def call(
+        self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
+    ) -> dict[str, Any]:
+        """Send one request; return botocore's parsed response."""
+        method = self._methods.get(operation) or self.method(operation)
+        log = logger.isEnabledFor(_DEBUG)
+        if not (self.hooks or log):
+            try:
+                return method(**params)  # type: ignore[no-any-return]
+            except ClientError as exc:
+                raise map_client_error(exc, operation, params) from exc
+            except BotoCoreError as exc:
+                raise map_botocore_error(exc, operation) from exc
+        started = time.time()
+        start = time.perf_counter()
+        response: Any = None
+        error: SingleTableError | None = None
+        try:
+            response = method(**params)
+            result: dict[str, Any] = response
+            return result
+        except ClientError as exc:
+            error = map_client_error(exc, operation, params)
+            raise error from exc
+        except BotoCoreError as exc:
+            error = map_botocore_error(exc, operation)
+            raise error from exc
+        finally:
+            report(self.hooks, pattern, operation, params, start, response, error, started, log=log)
+
+
+class AsyncExecutor:
+    """Sends requests through one aiobotocore client; the same mapping and hooks as
+    :class:`Executor`."""
+
+    def __init__(self, client: Any, *, hooks: Sequence[Hook] = ()) -> None:
+        self._client = client
+        self.hooks = tuple(hooks)
+        self._methods: dict[str, Callable[..., Any]] = {}
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            raise InvalidRequestError(
+                "this async repository has no client: pass client= (an aiobotocore DynamoDB "
+                "client) or use `async with Repo.connect() as repo:`"
+            )
+        return self._client
+
+    async def call(
+        self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
+    ) -> dict[str, Any]:
+        """Send one request; return the parsed response."""
+        method = self._methods.get(operation)
+        if method is None:
+            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+        log = logger.isEnabledFor(_DEBUG)
+        timed = bool(self.hooks) or log
+        started = time.time() if timed else 0.0
+        start = time.perf_counter() if timed else 0.0
+        response: Any = None
+        error: SingleTableError | None = None
+        try:
+            response = await method(**params)
+            result: dict[str, Any] = response
+            return result
+        except ClientError as exc:
+            error = map_client_error(exc, operation, params)
+            raise error from exc
+        except BotoCoreError as exc:
+            error = map_botocore_error(exc, operation)
+            raise error from exc
+        finally:
+            if timed:
+                report(
+                    self.hooks, pattern, operation, params, start, response, error, started, log=log
+                )
+
+
+def report(
+    hooks: Sequence[Hook],
+    pattern: str | None,
+    operation: str,
+    params: Mapping[str, Any],
+    start: float,
+    response: Any,
+    error: SingleTableError | None,
+    started: float = 0.0,
+    *,
+    log: bool = False,
+) -> None:
+    """Tell every hook about one request and, with ``log``, write its DEBUG record.
+
+    ``start`` is the ``time.perf_counter()`` reading taken before sending, ``started`` the
+    ``time.time()`` one. The record holds the pattern (or verb), operation, tables, index,
+    duration, consumed capacity, retry count and the error's code: never key values, request
+    parameters or item contents (they may be personal data).
+    """
+    source = response if response is not None else _error_response(error)
+    info = CallInfo(
+        pattern=pattern,
+        operation=operation,
+        params=params,
+        duration=time.perf_counter() - start,
+        consumed_capacity=source.get("ConsumedCapacity"),
+        retries=source.get("ResponseMetadata", {}).get("RetryAttempts", 0),
+        error=error,
+        start=started,
+    )
+    if log:
+        log_call(info)
+    for hook in hooks:
+        hook(info)
+
+
+def log_call(info: CallInfo) -> None:
+    """The ``singletable`` logger's DEBUG record of one request (see :func:`report`).
+
+    The fields are also attached to the record as attributes (``singletable_pattern``,
+    ``singletable_operation``, ``singletable_tables``, ``singletable_index``,
+    ``singletable_duration_ms``, ``singletable_consumed_capacity``, ``singletable_retries``,
+    ``singletable_error``) for structured log handlers.
+    """
+    error = info.error
+    code = getattr(error, "code", None) if error is not None else None
+    aws_code = getattr(error, "aws_code", None) if error is not None else None
+    outcome = "ok" if error is None else f"{code}" + (f" ({aws_code})" if aws_code else "")
+    tables = info.table_names
+    index = info.index_name
+    duration_ms = info.duration * 1000.0
+    capacity = _capacity_text(info.consumed_capacity)
+    logger.debug(
+        "%s %s table=%s index=%s duration=%.1fms capacity=%s retries=%d %s",
+        info.pattern or "-",
+        info.operation,
+        ",".join(tables) or "-",
+        index or "-",
+        duration_ms,
+        capacity,
+        info.retries,
+        outcome,
+        extra={
+            "singletable_pattern": info.pattern,
+            "singletable_operation": info.operation,
+            "singletable_tables": tables,
+            "singletable_index": index,
+            "singletable_duration_ms": duration_ms,
+            "singletable_consumed_capacity": info.consumed_capacity,
+            "singletable_retries": info.retries,
+            "singletable_error": code,
+        },
+    )
+
+
+def capacity_units(consumed: Any) -> float | None:
+    """The capacity units of a ``ConsumedCapacity`` (one entry or the list a batch or
+    transaction returns), added up; ``None`` when there is none."""
+    entries = consumed if isinstance(consumed, list) else [consumed]
+    units = [
+        float(entry["CapacityUnits"])
+        for entry in entries
+        if isinstance(entry, Mapping) and "CapacityUnits" in entry
+    ]
+    return sum(units) if units else None
+
+
+def _capacity_text(consumed: Any) -> str:
+    units = capacity_units(consumed)
+    return "-" if units is None else f"{units:g}"
+
+
+def table_names(params: Mapping[str, Any]) -> list[str]:
+    """The table names a request's parameters name, in order and without repeats:
+    ``TableName``, a batch's ``RequestItems`` keys, or each transaction item's table."""
+    name = params.get("TableName")
+    if isinstance(name, str):
+        return [name]
+    names: list[str] = []
+    requests = params.get("RequestItems")
+    if isinstance(requests, Mapping):
+        names.extend(str(table) for table in requests)
+    for item in params.get("TransactItems", ()):
+        if isinstance(item, Mapping):
+            for action in item.values():
+                if isinstance(action, Mapping) and isinstance(action.get("TableName"), str):
+                    names.append(action["TableName"])
+    return list(dict.fromkeys(names))
+
+
+def _error_response(error: BaseException | None) -> dict[str, Any]:
+    response = getattr(error, "response", None)
+    return response if isinstance(response, dict) else {}
+
+
+def map_botocore_error(exc: BotoCoreError, operation: str) -> SingleTableError:
+    """A clear error for botocore's own failures (no response from DynamoDB)."""
+    if isinstance(exc, ParamValidationError):
+        return InvalidRequestError(f"{operation} request is invalid: {exc}")
+    if isinstance(exc, NoRegionError):
+        return ServiceError(
+            f"{operation}: no AWS region is configured; set AWS_REGION (or AWS_DEFAULT_REGION), "
+            "or pass client=boto3.client('dynamodb', region_name=...)",
+            operation=operation,
+        )
+    if isinstance(exc, NoCredentialsError):
+        return ServiceError(
+            f"{operation}: no AWS credentials were found (environment, config file or role)",
+            operation=operation,
+        )
+    retryable = isinstance(exc, (BotoConnectionError, HTTPClientError))
+    return ServiceError(f"{operation} failed: {exc}", operation=operation, retryable=retryable)
+
+
+def map_client_error(exc: ClientError, operation: str, params: Mapping[str, Any]) -> ServiceError:
+    """A :class:`ServiceError` (or :class:`TableNotFound`) for a boto3 ``ClientError``.
+
+    The parsed error response stays available as ``.response`` for callers that map
+    condition failures and cancellations to their own errors.
+    """
+    response = exc.response
+    error = response.get("Error", {})
+    code = str(error.get("Code", "Unknown"))
+    message = str(error.get("Message", "")) or code
+    request_id = response.get("ResponseMetadata", {}).get("RequestId")
+    table = params.get("TableName")
+    cls = ServiceError
+    if code == "ResourceNotFoundException":
+        cls = TableNotFound
+        message = (
+            f"table {table!r} (or its index) was not found at this endpoint: {message}"
+            if table
+            else message
+        )
+    mapped = cls(
+        f"{operation} failed with {code}: {message}",
+        aws_code=code,
+        operation=operation,
+        request_id=request_id,
+        retryable=code in RETRYABLE_CODES,
+        response=response,
+    )
+    return mapped

@@ -1,0 +1,92 @@
+"""An entity's keys on one index: ``Index`` (a sparse or explicit entry in ``class Keys``) and
+``IndexSpec`` (its compiled templates and membership test)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ._keys import KeyTemplate
+from ._record import FrozenRecord
+
+if TYPE_CHECKING:
+    from ._table import IndexKeys
+
+WhenSpec = Mapping[str, Any] | Callable[[Any], bool]
+
+
+class Index(FrozenRecord):
+    """An index entry in ``class Keys``: templates plus an optional sparse condition.
+
+    ``when={"status": Status.PENDING}`` (equality, or a tuple of allowed values) is preferred:
+    lint and explain can read it. A callable ``when=lambda e: ...`` is allowed too.
+    """
+
+    # A declaration: immutable (assignment raises AttributeError), equal by value, hashable
+    # (when ``when`` is).
+    __slots__ = ("pk", "sk", "when")
+    _fields = ("pk", "sk", "when")
+
+    pk: str | None
+    sk: str | None
+    when: WhenSpec | None
+
+    def __init__(
+        self, pk: str | None = None, sk: str | None = None, when: WhenSpec | None = None
+    ) -> None:
+        object.__setattr__(self, "pk", pk)
+        object.__setattr__(self, "sk", sk)
+        object.__setattr__(self, "when", when)
+
+
+class IndexSpec:
+    """An entity's compiled templates for the table or one index."""
+
+    __slots__ = ("keys", "name", "pk", "sk", "when", "when_callable")
+
+    def __init__(
+        self,
+        name: str | None,
+        keys: IndexKeys,
+        pk: KeyTemplate | None,  # None on an LSI: the table's partition key is used
+        sk: KeyTemplate | None,
+        when: dict[str, tuple[Any, ...]] | None = None,
+        when_callable: Callable[[Any], bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.keys = keys
+        self.pk = pk
+        self.sk = sk
+        self.when = when
+        self.when_callable = when_callable
+
+    @property
+    def template_fields(self) -> tuple[str, ...]:
+        fields: list[str] = []
+        for tpl in (self.pk, self.sk):
+            if tpl is not None:
+                fields.extend(tpl.fields)
+        return tuple(fields)
+
+    @property
+    def when_fields(self) -> tuple[str, ...]:
+        return tuple(self.when) if self.when else ()
+
+    @property
+    def sparse(self) -> bool:
+        return self.when is not None or self.when_callable is not None
+
+    def is_member(self, entity: Any) -> bool:
+        if self.when is not None:
+            for name, allowed in self.when.items():
+                if getattr(entity, name) not in allowed:
+                    return False
+        if self.when_callable is not None:
+            return bool(self.when_callable(entity))
+        return True
+
+    def when_holds(self, values: Mapping[str, Any]) -> bool:
+        """The declarative condition evaluated on field values (keys-only form of updates)."""
+        if self.when is None:
+            return True
+        return all(values.get(name) in allowed for name, allowed in self.when.items())

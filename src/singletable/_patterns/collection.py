@@ -1,0 +1,134 @@
+"""``collection(A, B, ...)``: one Query over a partition that several entity types share;
+items are dispatched by their type tag."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, overload
+
+from typing_extensions import Self
+
+from .._context import PlanContext
+from .._flows import Flow, Send, is_async
+from .._keys import SENTINEL, SortCondition
+from .._paging import Collection, add_capacity
+from ..errors import ModelDefinitionError
+from .base import AsyncRunner, ExplainRow, SyncRunner, check_table, entity_spec
+from .bound import AsyncBoundCollection, BoundCollection
+from .keyed import KeyedPattern, KeyPlan, Order, key_plan
+
+if TYPE_CHECKING:
+    from .._entity import Entity
+    from .._table import Table
+
+
+class CollectionPattern(KeyedPattern):
+    """``collection(A, B, ...)``: one Query over a partition the entity types share."""
+
+    def __init__(
+        self, *entities: type[Entity], index: str | None = None, order: Order = "asc"
+    ) -> None:
+        self.entities = entities
+        self.index = index
+        self.order = order
+        self.where = None
+        self.consistent = False
+
+    def bind(self, repository: type, table: Table) -> None:
+        where = f"{repository.__qualname__}.{self.name}"
+        if len(self.entities) < 1:
+            raise ModelDefinitionError(f"{where}: collection() needs at least one entity")
+        self.specs = [entity_spec(e, where) for e in self.entities]
+        for spec in self.specs:
+            check_table(spec, table, where)
+        plans = [key_plan(spec, self.index, where) for spec in self.specs]
+        texts = {plan.pk.text for plan in plans}
+        if len(texts) > 1:
+            detail = ", ".join(f"{s.name}: {p.pk.text!r}" for s, p in zip(self.specs, plans))
+            raise ModelDefinitionError(
+                f"{where}: the entities do not share a partition on "
+                f"{self.index or 'the table'} ({detail}); give them the same partition key "
+                "template"
+            )
+        self.plan = KeyPlan(plans[0].index, plans[0].keys, plans[0].pk, None)
+        self.sk_plans = plans
+        self.prefix = _common_prefix([p.sk.literal_prefix if p.sk else "" for p in plans])
+        self._bind_common(table, where)
+        keys = self.plan.keys
+        if keys.projection_type != "ALL":
+            raise ModelDefinitionError(
+                f"{where}: index {self.index!r} projects {keys.projection_type}; a collection "
+                "needs whole items (ALL projection)"
+            )
+        self.by_tag = {tag: spec for spec in self.specs for tag in spec.type_tags}
+
+    def _static_prefix(self) -> str:
+        return self.prefix
+
+    def key_condition_text(self) -> str:
+        keys = self.plan.keys
+        text = f"{keys.pk} = {self.plan.pk.text}"
+        if self.prefix and keys.sk:
+            text += f" AND begins_with({keys.sk}, {self.prefix})"
+        return text
+
+    def _default_sort(self) -> SortCondition | None:
+        if self.prefix and self.plan.keys.sk:
+            return SortCondition("begins_with", (self.prefix,))  # the types' common literal
+        return None
+
+    def explain(self) -> ExplainRow:
+        return ExplainRow(
+            self.name,
+            "Query",
+            self.index,
+            self.key_condition_text(),
+            tuple(spec.type_name for spec in self.specs),
+            self.order,
+        )
+
+    # -- flows --
+
+    def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Collection]:
+        """One page of the collection: exactly one Query."""
+        plan = self.compile(ctx, kwargs)
+        response = yield Send("Query", plan.params, self.name)
+        entities, last_raw, more = self.decoder.page(response.get("Items", ()), plan.limit, ctx)
+        cursor = self.next_cursor(ctx, plan, last_raw, more, response)
+        return Collection(entities, cursor, response.get("ConsumedCapacity"))
+
+    def whole(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Collection]:
+        """Every page merged into one collection (one Query per page)."""
+        items: list[Any] = []
+        capacity: Any = None
+        while True:
+            page = yield from self.page(ctx, kwargs)
+            items.extend(page.items)
+            capacity = add_capacity(capacity, page.consumed_capacity)
+            if page.cursor is None:
+                return Collection(items, None, capacity)
+            kwargs = {**kwargs, "cursor": page.cursor}
+
+    # -- binding --
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, instance: AsyncRunner, owner: type) -> AsyncBoundCollection: ...
+    @overload
+    def __get__(self, instance: SyncRunner, owner: type) -> BoundCollection: ...
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        return (AsyncBoundCollection if is_async(instance) else BoundCollection)(self, instance)
+
+
+def _common_prefix(prefixes: Sequence[str]) -> str:
+    if not prefixes:
+        return ""
+    first = min(prefixes)
+    last = max(prefixes)
+    size = 0
+    while size < len(first) and first[size] == last[size]:
+        size += 1
+    return first[:size].replace(SENTINEL, "")

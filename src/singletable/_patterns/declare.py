@@ -1,0 +1,182 @@
+"""Access patterns: ``get``, ``query`` and ``collection``, declared on a repository.
+
+Each pattern is a descriptor. Declared on the class (or on a plain class mixed into the sync
+and the async repository), it is checked when the repository class is created; read from an
+instance, it is a bound pattern whose call sends exactly one request (``hydrate=True`` adds
+one BatchGetItem) and whose ``.params(**kw)`` returns that request without sending it. The
+machinery lives in :mod:`singletable._patterns`; this module is the public face.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeVar, overload
+
+from .._context import PlanContext
+from .._entity import Entity
+from .._expressions import Condition
+from .._paging import KeyRef
+from .._projection import Projection
+from .base import DeclaredPattern, ExplainRow, Pattern
+from .collection import CollectionPattern
+from .get import GetPattern
+from .keyed import Order
+from .query import OneQueryPattern, QueryPattern
+from .scatter import ScatterQueryPattern
+
+__all__ = [
+    "CollectionPattern",
+    "DeclaredPattern",
+    "ExplainRow",
+    "GetPattern",
+    "OneQueryPattern",
+    "Order",
+    "Pattern",
+    "PlanContext",
+    "QueryPattern",
+    "collection",
+    "get",
+    "query",
+]
+
+E = TypeVar("E", bound=Entity)
+P = TypeVar("P", bound=Projection[Any])
+
+
+# -- factories ----------------------------------------------------------------------------------
+
+
+@overload
+def get(entity: type[E], *, consistent: bool = ..., project: None = ...) -> GetPattern[E]: ...
+@overload
+def get(entity: type[E], *, consistent: bool = ..., project: type[P]) -> GetPattern[P]: ...
+def get(
+    entity: type[E], *, consistent: bool = False, project: type[Any] | None = None
+) -> GetPattern[Any]:
+    """A GetItem by the entity's full primary key: ``repo.customer(customer_id="42")``.
+
+    ``project=P`` (a :class:`~singletable.Projection` of the entity) reads only P's fields and
+    returns ``P | None``.
+    """
+    return GetPattern(entity, consistent=consistent, project=project)
+
+
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[True],
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    project: None = ...,
+) -> OneQueryPattern[E]: ...
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[True],
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    project: type[P],
+) -> OneQueryPattern[P]: ...
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[False] = ...,
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    keys_only: Literal[True],
+    hydrate: Literal[False] = ...,
+) -> QueryPattern[KeyRef[E]]: ...
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[False] = ...,
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    keys_only: Literal[False] = ...,
+    hydrate: bool = ...,
+    project: None = ...,
+    scatter: str | None = ...,
+    max_concurrency: int | None = ...,
+) -> QueryPattern[E]: ...
+@overload
+def query(
+    entity: type[E],
+    *,
+    index: str | None = ...,
+    order: Order = ...,
+    one: Literal[False] = ...,
+    where: Condition | None = ...,
+    consistent: bool = ...,
+    keys_only: Literal[False] = ...,
+    hydrate: bool = ...,
+    project: type[P],
+    scatter: str | None = ...,
+    max_concurrency: int | None = ...,
+) -> QueryPattern[P]: ...
+def query(
+    entity: type[E],
+    *,
+    index: str | None = None,
+    order: Order = "asc",
+    one: bool = False,
+    where: Condition | None = None,
+    consistent: bool = False,
+    keys_only: bool = False,
+    hydrate: bool = False,
+    project: type[Any] | None = None,
+    scatter: str | None = None,
+    max_concurrency: int | None = None,
+) -> QueryPattern[Any]:
+    """A Query over the entity's items in one partition of the table or an index.
+
+    ``order="desc"`` reads newest first; ``one=True`` returns ``E | None``; ``where=`` adds a
+    server-side filter (``Param`` values become call keywords; calls may add their own
+    ``where=``); ``keys_only``/``hydrate`` are for KEYS_ONLY/INCLUDE indexes; ``project=P``
+    reads only the fields of projection ``P`` and returns ``P`` instances; ``scatter="shard"``
+    names a ``Shard()`` field in the index's partition key: each page sends one Query per
+    shard at once (at most ``max_concurrency``) and merges them in sort-key order.
+    """
+    options = {
+        "index": index,
+        "order": order,
+        "one": one,
+        "where": where,
+        "consistent": consistent,
+        "keys_only": keys_only,
+        "hydrate": hydrate,
+        "project": project,
+    }
+    if scatter is not None:
+        return ScatterQueryPattern(
+            entity, scatter=scatter, max_concurrency=max_concurrency, **options
+        )
+    cls = OneQueryPattern if one else QueryPattern
+    return cls(
+        entity,
+        index=index,
+        order=order,
+        one=one,
+        where=where,
+        consistent=consistent,
+        keys_only=keys_only,
+        hydrate=hydrate,
+        project=project,
+    )
+
+
+def collection(
+    *entities: type[Entity], index: str | None = None, order: Order = "asc"
+) -> CollectionPattern:
+    """One Query returning several entity types that share a partition."""
+    return CollectionPattern(*entities, index=index, order=order)

@@ -1,0 +1,486 @@
+"""Key conditions, shared by query and collection patterns: call keywords in, a Query out.
+
+``KeyedPattern.compile(ctx, kwargs)`` is pure: it checks the keywords, renders the partition
+key and the sort-key condition (``begins_with`` on the literal prefix plus the leading fields
+given, or one exact range lookup), adds the filter, the order and the cursor's start key, and
+returns a :class:`QueryPlan` whose ``params`` is the exact request.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+
+from .._context import PlanContext
+from .._entity import EntitySpec
+from .._expressions import CompileContext, Condition, ExpressionBuilder
+from .._key_formats import KeyKind, key_type_of
+from .._keys import CALL_KEYWORDS, KeyTemplate, SortCondition
+from .._paging import binding_of
+from .._projection import ProjectionPlan
+from .._table import IndexKeys, Table
+from ..errors import InvalidCursor, InvalidRequestError, KeyTemplateError, ModelDefinitionError
+from .base import Decoder, Pattern, pattern_argument_error
+
+Order = Literal["asc", "desc"]
+CompiledFilter = tuple[str, dict[str, str], dict[str, Any]]
+RANGE_OPS = ("gt", "gte", "lt", "lte", "between", "begins_with")
+#: The comparisons (every lookup but ``begins_with``): they exist on every sort-key field, and
+#: are refused with KeyTemplateError where a bound cannot be exact (DESIGN: Access patterns).
+COMPARISON_OPS = ("gt", "gte", "lt", "lte", "between")
+_NUMBER_KINDS = (KeyKind.INT, KeyKind.DECIMAL)
+_SORT_EXPRESSIONS = {
+    "=": "#sk = :sk",
+    "begins_with": "begins_with(#sk, :sk)",
+    ">": "#sk > :sk",
+    ">=": "#sk >= :sk",
+    "<": "#sk < :sk",
+    "<=": "#sk <= :sk",
+    "between": "#sk BETWEEN :sk AND :sk1",
+}
+
+
+class KeyPlan:
+    """An entity's key templates on one index, as a query needs them."""
+
+    __slots__ = ("index", "keys", "pk", "sk")
+
+    def __init__(
+        self, index: str | None, keys: IndexKeys, pk: KeyTemplate, sk: KeyTemplate | None
+    ) -> None:
+        self.index = index
+        self.keys = keys
+        self.pk = pk
+        self.sk = sk
+
+    @property
+    def cursor_attributes(self) -> frozenset[str]:
+        return frozenset(a for a in (self.keys.pk, self.keys.sk) if a)
+
+
+class QueryPlan:
+    """A compiled Query: the exact request, the page size and what a cursor is bound to."""
+
+    # No __slots__: ``binding`` (a functools.cached_property) lives in the instance __dict__.
+
+    def __init__(
+        self,
+        params: dict[str, Any],
+        binding_parts: tuple[Any, ...],
+        limit: int,
+        sort: SortCondition | None,
+    ) -> None:
+        self.params = params
+        self.binding_parts = binding_parts
+        self.limit = limit
+        self.sort = sort
+
+    @functools.cached_property
+    def binding(self) -> str:
+        """What a cursor of this query is bound to (hashed only when a cursor is involved)."""
+        return binding_of(*self.binding_parts)
+
+
+def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan:
+    try:
+        index_spec = spec.index(index)
+    except ModelDefinitionError:
+        raise ModelDefinitionError(
+            f"{where}: {spec.name} does not populate index {index!r}; add {index} = (...) to "
+            f"{spec.name}.Keys or query another index"
+        ) from None
+    keys = spec.table.index_keys(index)
+    pk = index_spec.pk or spec.base.pk
+    assert pk is not None
+    return KeyPlan(index, keys, pk, index_spec.sk)
+
+
+def split_lookup(name: str) -> tuple[str, str] | None:
+    """``("rating", "gte")`` for ``"rating__gte"``; None when the name is no lookup."""
+    field, sep, op = name.rpartition("__")
+    if sep and op in RANGE_OPS and field:
+        return field, op
+    return None
+
+
+def within(value: str, sort: SortCondition) -> bool:
+    """Whether a sort-key value satisfies the condition (cursor checks, in-memory queries)."""
+    op, values = sort.op, sort.values
+    if op == "=":
+        return value == values[0]
+    if op == "begins_with":
+        return value.startswith(values[0])
+    if op == "between":
+        return values[0] <= value <= values[1]
+    if op == ">":
+        return value > values[0]
+    if op == ">=":
+        return value >= values[0]
+    if op == "<":
+        return value < values[0]
+    return value <= values[0]
+
+
+class KeyedPattern(Pattern):
+    """Compiles ``PK = … [AND sort condition]`` requests from call keywords."""
+
+    index: str | None
+    order: Order
+    where: Condition | None
+    consistent: bool
+    plan: KeyPlan
+    specs: list[EntitySpec]
+    table: Table
+    decoder: Decoder
+    projection: ProjectionPlan | None = None  # query(..., project=P) sets it before binding
+
+    def _bind_common(self, table: Table, where: str) -> None:
+        self.table = table
+        if self.order not in ("asc", "desc"):
+            raise ModelDefinitionError(f"{where}: order must be 'asc' or 'desc'")
+        keys = table.index_keys(self.index)
+        if self.consistent and self.index is not None and not keys.local:
+            raise ModelDefinitionError(
+                f"{where}: consistent=True is not possible on global secondary index "
+                f"{self.index!r} (DynamoDB serves GSIs eventually consistent); drop it or "
+                "query the table"
+            )
+        self.filter_params = self.where.param_names() if self.where is not None else set()
+        clash = self.filter_params & (set(self.plan.pk.fields) | self._sk_fields() | CALL_KEYWORDS)
+        if clash:
+            raise ModelDefinitionError(
+                f"{where}: Param({sorted(clash)[0]!r}) clashes with a key field or call keyword"
+            )
+        projection = self.projection
+        self.decoder = Decoder(self.specs, table, projection.decode if projection else None)
+        self.table_key_attributes = frozenset(a for a in (table.pk, table.sk) if a)
+        self.projected: tuple[str, dict[str, str]] | None = None
+        if projection is not None:
+            extra = [table.type_attribute, *([table.ttl_attribute] if table.ttl_attribute else [])]
+            extra += sorted(self.plan.cursor_attributes | self.table_key_attributes)
+            self.projected = projection.expression(tuple(extra))
+        self._plan_keywords()
+
+    def _plan_keywords(self) -> None:
+        """What the call keywords mean, decided once per pattern (calls look names up).
+
+        ``_lookups`` maps every lookup that exists on a sort-key field to ``(field, op)``:
+        the comparisons on every sort-key field (refused with KeyTemplateError where a bound
+        cannot be exact), ``begins_with`` on the fields whose rendering is their readable text
+        (not numbers: ``{n:sortable}`` is an encoding and a digit prefix is no numeric range).
+        ``_known`` is every keyword the pattern understands; ``accepted`` lists, for messages,
+        those that make sense: range lookups only where they are exact.
+        """
+        spec = self.specs[0]
+        sk = self.plan.sk
+        lookups: dict[str, tuple[str, str]] = {}
+        accepted: list[str] = list(self.plan.pk.fields)
+        for ph in sk.placeholders if sk is not None else ():
+            assert sk is not None
+            field = ph.field
+            accepted.append(field)
+            ops = COMPARISON_OPS if self._is_number(spec, field) else RANGE_OPS
+            exact = sk.is_rangeable(field) and not (ph.is_text and sk.escape)
+            for op in ops:
+                lookups[f"{field}__{op}"] = (field, op)
+                if exact or op == "begins_with":
+                    accepted.append(f"{field}__{op}")
+        accepted += sorted(self.filter_params)
+        accepted += ["limit", "cursor", "where"]
+        self._lookups = lookups
+        self._sk_field_set = frozenset(sk.fields if sk is not None else ())
+        self.accepted: tuple[str, ...] = tuple(accepted)
+        self._known = frozenset(accepted) | lookups.keys()
+
+    @staticmethod
+    def _is_number(spec: EntitySpec, field: str) -> bool:
+        info = spec.cls.model_fields.get(field)
+        if info is None:
+            return False
+        return key_type_of(info.annotation).kind in _NUMBER_KINDS
+
+    def argument_error(self, unknown: Iterable[str]) -> InvalidRequestError:
+        reasons = {}
+        pk_fields = self.plan.pk.fields
+        for name in unknown:
+            split = split_lookup(name)
+            if split is None:
+                continue
+            field, op = split
+            if field in pk_fields:
+                reasons[name] = f"{field} is in the partition key, which takes one exact value"
+            elif field in self._sk_field_set and op == "begins_with":
+                reasons[name] = (
+                    f"{field} is a number and begins_with compares text; use {field}__gte, "
+                    f"{field}__lt or {field}__between"
+                )
+        return pattern_argument_error(
+            self.name, unknown, self.accepted, known=self._known, reasons=reasons
+        )
+
+    def _default_sort(self) -> SortCondition | None:
+        """The sort-key condition when the pattern has no sort-key template (collections)."""
+        return None
+
+    def _sk_fields(self) -> set[str]:
+        return set(self.plan.sk.fields) if self.plan.sk else set()
+
+    def keywords(self) -> tuple[set[str], set[str]]:
+        required = set(self.plan.pk.fields) | self.filter_params
+        return required, set(self._known)
+
+    def key_condition_text(self) -> str:
+        keys = self.plan.keys
+        text = f"{keys.pk} = {self.plan.pk.text}"
+        sk = self.plan.sk
+        if sk is not None and keys.sk:
+            prefix = self._static_prefix()
+            if not sk.fields:
+                text += f" AND {keys.sk} = {sk.text}"
+            elif prefix:
+                text += f" AND begins_with({keys.sk}, {prefix})"
+            if sk.fields:
+                text += f" [+ {keys.sk} on {', '.join(sk.fields)}]"
+        return text
+
+    def _static_prefix(self) -> str:
+        sk = self.plan.sk
+        return sk.literal_prefix if sk is not None else ""
+
+    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The exact request for call keywords (what ``.params(**kw)`` shows)."""
+        return self.compile(ctx, kwargs).params
+
+    def compile(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
+        """The Query request for call keywords (pure; no I/O)."""
+        if not self._known.issuperset(kwargs):  # no set built on the valid path
+            raise self.argument_error(kwargs.keys() - self._known)
+        return self.compile_known(ctx, kwargs)
+
+    def compile_known(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
+        """:meth:`compile` for keywords already checked (a scatter query adds its shard)."""
+        kw = dict(kwargs)
+        limit = kw.pop("limit", None)
+        cursor = kw.pop("cursor", None)
+        call_filter = self._call_filter(kw.pop("where", None))
+        if limit is None:
+            limit = ctx.default_limit
+        elif not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise InvalidRequestError(f"{self.name}: limit must be a positive int, not {limit!r}")
+        filter_values = {name: kw.pop(name) for name in list(kw) if name in self.filter_params}
+        missing_params = self.filter_params - set(filter_values)
+        if missing_params:
+            raise KeyTemplateError(
+                f"{self.name} needs the filter parameter(s) {', '.join(sorted(missing_params))}",
+                key=sorted(missing_params)[0],
+            )
+        spec = self.specs[0]
+        plan = self.plan
+        lookup: tuple[str, str, Any] | None = None
+        pk_values: dict[str, Any] = {}
+        sk_values: dict[str, Any] = {}
+        sk_fields = self._sk_field_set
+        lookups = self._lookups
+        pk_fields = plan.pk.fields
+        for name, value in kw.items():  # every name is known (checked above)
+            if name in pk_fields:
+                pk_values[name] = value
+            elif name in sk_fields:
+                sk_values[name] = value
+            else:
+                if lookup is not None:
+                    raise KeyTemplateError(
+                        f"{self.name}: one range lookup per query (DynamoDB allows one sort-key "
+                        f"condition); got {lookup[0]}__{lookup[1]} and {name}",
+                        key=name,
+                    )
+                field, op = lookups[name]
+                lookup = (field, op, value)
+        missing = [f for f in plan.pk.fields if f not in pk_values]
+        if missing:
+            raise KeyTemplateError(
+                f"{self.name} needs {', '.join(missing)} (partition key {plan.pk.text!r})",
+                key=missing[0],
+            )
+        coerce = spec.coerce
+        pk_text = plan.pk.render({name: coerce(name, v) for name, v in pk_values.items()})
+        sort: SortCondition | None = None
+        if plan.sk is not None:
+            coerced = {name: coerce(name, v) for name, v in sk_values.items()}
+            if lookup is not None:
+                field, op, value = lookup
+                if op == "between":
+                    if not isinstance(value, (tuple, list)) or len(value) != 2:
+                        raise KeyTemplateError(
+                            f"{field}__between takes a (low, high) pair", key=field
+                        )
+                    value = (coerce(field, value[0]), coerce(field, value[1]))
+                elif op == "begins_with" and isinstance(value, str):
+                    pass  # a partial rendering, e.g. created_at__begins_with="2026-06"
+                else:
+                    value = coerce(field, value)
+                lookup = (field, op, value)
+            sort = plan.sk.sort_condition(coerced, lookup)
+        else:
+            sort = self._default_sort()
+        params = self._request(ctx, pk_text, sort, limit, filter_values, call_filter)
+        compiled = QueryPlan(
+            params,
+            (
+                self.name,
+                self.index,
+                pk_text,
+                sort.op if sort else None,
+                list(sort.values) if sort else None,
+                sorted((k, repr(v)) for k, v in filter_values.items()),
+                self.order,
+                call_filter[0] if call_filter else None,
+                sorted(call_filter[2].items()) if call_filter else None,
+            ),
+            limit,
+            sort,
+        )
+        if cursor is not None:
+            params["ExclusiveStartKey"] = self._start_key(
+                ctx, cursor, compiled.binding, pk_text, sort
+            )
+        return compiled
+
+    def _request(
+        self,
+        ctx: PlanContext,
+        pk_text: str,
+        sort: SortCondition | None,
+        limit: int,
+        filter_values: Mapping[str, Any],
+        call_filter: CompiledFilter | None = None,
+    ) -> dict[str, Any]:
+        keys = self.plan.keys
+        names = {"#pk": keys.pk}
+        values: dict[str, Any] = {":pk": {"S": pk_text}}
+        expression = "#pk = :pk"
+        if sort is not None and keys.sk:
+            names["#sk"] = keys.sk
+            expression += " AND " + _SORT_EXPRESSIONS[sort.op]
+            values[":sk"] = {"S": sort.values[0]}
+            if sort.op == "between":
+                values[":sk1"] = {"S": sort.values[1]}
+        params: dict[str, Any] = {"TableName": ctx.table_name}
+        if self.index is not None:
+            params["IndexName"] = keys.physical_name
+        params["KeyConditionExpression"] = expression
+        filters = []
+        if self.where is not None:
+            builder = ExpressionBuilder("f")
+            compile_ctx = CompileContext(builder, self._filter_encoder(), filter_values)
+            filters.append(self.where.compile(compile_ctx))
+            names.update(builder.names)
+            values.update(builder.values)
+        if call_filter is not None:
+            filters.append(call_filter[0])
+            names.update(call_filter[1])
+            values.update(call_filter[2])
+        if filters:
+            params["FilterExpression"] = (
+                filters[0] if len(filters) == 1 else " AND ".join(f"({f})" for f in filters)
+            )
+        if self.projected is not None:
+            params["ProjectionExpression"] = self.projected[0]
+            names.update(self.projected[1])
+        params["ExpressionAttributeNames"] = names
+        params["ExpressionAttributeValues"] = values
+        if self.order == "desc":
+            params["ScanIndexForward"] = False
+        if self.consistent:
+            params["ConsistentRead"] = True
+        params["Limit"] = self._request_limit(limit)
+        if ctx.capacity is not None:
+            params["ReturnConsumedCapacity"] = ctx.capacity
+        return params
+
+    def _request_limit(self, limit: int) -> int:
+        return limit + 1  # one more than returned, so the end of the range is known
+
+    def _call_filter(self, where: Any) -> CompiledFilter | None:
+        """A call's ``where=`` as ``(FilterExpression, names, values)`` (its own ``#w``/``:w``
+        placeholders, ANDed with the declared filter); None without one."""
+        if where is None:
+            return None
+        if not isinstance(where, Condition):
+            raise InvalidRequestError(
+                f"{self.name}: where= takes a condition such as Attr('total').gte(10), not "
+                f"{type(where).__name__}",
+                key="where",
+            )
+        params = where.param_names()
+        if params:
+            raise InvalidRequestError(
+                f"{self.name}: a call's where= takes values, not Param({sorted(params)[0]!r}) "
+                "(Param is for filters declared on the pattern)",
+                key="where",
+            )
+        unprojected = self._unprojected(where)
+        if unprojected:
+            raise InvalidRequestError(
+                f"{self.name}: the filter reads {', '.join(unprojected)}, which index "
+                f"{self.index!r} does not project",
+                key="where",
+            )
+        builder = ExpressionBuilder("w")
+        expression = where.compile(CompileContext(builder, self._filter_encoder()))
+        return expression, builder.names, builder.values
+
+    def _unprojected(self, where: Condition) -> list[str]:
+        """The attributes a filter reads that the pattern's index does not project."""
+        return []
+
+    def _filter_encoder(self) -> Callable[[str, Any], Any]:
+        specs = self.specs
+
+        def encode(field: str, value: Any) -> Any:
+            # The first entity declaring the field (or attribute) decides how it is stored.
+            for spec in specs:
+                if field in spec.cls.model_fields or field in spec.attr_names.values():
+                    return spec.encode_for_condition(field, value)
+            return specs[0].encode_for_condition(field, value)
+
+        return encode
+
+    def _start_key(
+        self,
+        ctx: PlanContext,
+        cursor: str,
+        binding: str,
+        pk_text: str,
+        sort: SortCondition | None,
+    ) -> dict[str, Any]:
+        attributes = self.plan.cursor_attributes | self.table_key_attributes
+        key = ctx.cursors.decode(cursor, binding, attributes)
+        keys = self.plan.keys
+        if key[keys.pk].get("S") != pk_text:
+            raise InvalidCursor("the cursor belongs to another partition")
+        if sort is not None and keys.sk and not within(key[keys.sk].get("S", ""), sort):
+            raise InvalidCursor("the cursor lies outside this query's sort-key range")
+        return key
+
+    def cursor_key(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        attributes = self.plan.cursor_attributes | self.table_key_attributes
+        return {a: item[a] for a in attributes}
+
+    def next_cursor(
+        self,
+        ctx: PlanContext,
+        plan: QueryPlan,
+        last_raw: Mapping[str, Any] | None,
+        more: bool,
+        response: Mapping[str, Any],
+    ) -> str | None:
+        """The cursor after a page: the last returned item's keys when more items were seen,
+        else DynamoDB's LastEvaluatedKey, else None (the key range is exhausted)."""
+        if more and last_raw is not None:
+            return ctx.cursors.encode(self.cursor_key(last_raw), plan.binding)
+        last = response.get("LastEvaluatedKey")
+        if last is None:
+            return None
+        return ctx.cursors.encode(last, plan.binding)

@@ -1,0 +1,420 @@
+"""The layout view: a table's items grouped by partition, per index, and which rows each
+pattern returns.
+
+Like NoSQL Workbench, it shows the table's items grouped by partition in sort-key order, and
+each secondary index as its own view (``layout_views``): the items regrouped by the index's
+keys, only its members (sparse indexes) and only the attributes it projects. For each access
+pattern of the repository it then evaluates, in Python, the pattern's compiled key condition
+against those items: for every partition value found in the items that the pattern's
+partition-key template can address, the rows the request reads, the rows it returns (its
+entity types) and the rows it reads but drops (other types under the same key condition, which
+you pay for). Filters are not evaluated; they are shown next to the pattern. A scatter pattern
+(``scatter="shard"``) is evaluated per call, not per partition: each call reads every shard's
+partition (``pattern.shard_plans``) and its rows are merged in the pattern's order.
+
+Items come in DynamoDB's wire format (``{"PK": {"S": "CUSTOMER#42"}, ...}``): a JSON list of
+items, or an object with an ``"Items"`` list (the output of ``aws dynamodb scan``); or as seed
+data loaded through the repository (``layout_seed``). A live table is read with a paginated
+Scan: this is an inspection tool, not an access pattern, and the only place singletable sends a
+Scan.
+
+``render_text`` gives an aligned terminal table; ``layout_html.render_html`` one self-contained
+HTML file (inline CSS and JS, no network assets) with one-line rows coloured by entity type, a
+tab per index, and the rows of a pattern call highlighted when you click it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._context import PlanContext
+from .layout_items import (
+    ItemsError,
+    format_value,
+    load_items,
+    parse_items,
+    read_document,
+    scan_items,
+)
+from .layout_views import IndexView, Row, build_views, table_order
+
+if TYPE_CHECKING:
+    from .._entity import EntitySpec
+    from .._patterns.declare import ExplainRow, Pattern
+    from .._repository import Repository
+
+__all__ = [
+    "IndexView",
+    "ItemsError",
+    "Layout",
+    "PatternCall",
+    "PatternView",
+    "Row",
+    "build_layout",
+    "format_value",
+    "load_items",
+    "parse_items",
+    "read_document",
+    "render_text",
+    "scan_items",
+]
+
+GUARD_TYPE = "__unique__"
+MAX_CALLS = 50  # pattern calls shown per pattern
+
+PALETTE = (
+    "#cfe8ff",
+    "#ffe3c2",
+    "#d7f5d0",
+    "#f3d6f5",
+    "#fff4b8",
+    "#d2f1f0",
+    "#ffd6d6",
+    "#e2dcff",
+    "#e8f0c8",
+    "#f5e0cc",
+)
+
+
+# -- the layout --------------------------------------------------------------------------------
+
+
+@dataclass
+class PatternCall:
+    """One call of a pattern on one partition found in the items."""
+
+    label: str
+    returned: list[int]
+    dropped: list[int]
+    note: str = ""
+
+
+@dataclass
+class PatternView:
+    row: ExplainRow  # what explain() says of the pattern
+    calls: list[PatternCall] = field(default_factory=list)
+    note: str = ""
+    more_calls: int = 0
+
+    @property
+    def name(self) -> str:
+        return self.row.pattern
+
+
+@dataclass
+class Layout:
+    repository: type[Repository]
+    table_name: str
+    source: str
+    key_columns: list[str]
+    type_attribute: str
+    rows: list[Row]
+    views: list[IndexView]  # the table's first, then each secondary index
+    patterns: list[PatternView]
+    colours: dict[str, str]
+
+    @property
+    def partitions(self) -> list[tuple[str, list[Row]]]:
+        """The table view's partitions."""
+        return self.views[0].partitions
+
+    def view(self, index: str | None) -> IndexView:
+        """The view of the index handle ``index`` (``None``: the table)."""
+        return next(v for v in self.views if v.name == index)
+
+    def attributes_text(self, row: Row) -> str:
+        hidden = set(self.key_columns) | {self.type_attribute}
+        return ", ".join(f"{k}={row.text(k)}" for k in row.item if k not in hidden)
+
+
+def _key_columns(repository: type[Repository]) -> list[str]:
+    table = repository.__singletable_table__
+    columns: list[str] = []
+    for index in [None, *table.index_names]:
+        keys = table.index_keys(index)
+        for attr in (keys.pk, keys.sk):
+            if attr and attr not in columns:
+                columns.append(attr)
+    return columns
+
+
+def _call_label(name: str, values: Mapping[str, Any]) -> str:
+    args = ", ".join(f"{k}={getattr(v, 'value', v)!r}" for k, v in values.items())
+    return f"{name}({args})"
+
+
+def _entity_specs(repository: type[Repository]) -> dict[str, EntitySpec]:
+    from .._entity import spec_of
+
+    table = repository.__singletable_table__
+    return {name: spec_of(cls) for name, cls in table.entities.items()}
+
+
+def _evaluate_get(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
+    from ..errors import SingleTableError
+
+    spec = pattern.spec
+    view = _view(pattern)
+    keys = spec.base.keys
+    for row in rows:
+        if row.type_name != spec.type_name:
+            continue
+        values: dict[str, Any] = {}
+        try:
+            for attr, tpl in ((keys.pk, spec.base.pk), (keys.sk, spec.base.sk)):
+                text = row.key_text(attr)
+                if tpl is not None and text is not None:
+                    values.update(tpl.parse(text))
+            request = pattern.params(ctx, values)
+        except SingleTableError:
+            continue
+        key = request["Key"]
+        found = [
+            r.number for r in rows if all(r.item.get(attr) == value for attr, value in key.items())
+        ]
+        view.calls.append(PatternCall(_call_label(pattern.name, values), found, []))
+    return view
+
+
+def _view(pattern: Any) -> PatternView:
+    return PatternView(pattern.explain())
+
+
+def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
+    from .._patterns.declare import QueryPattern
+    from .._patterns.keyed import within as _within
+    from ..errors import SingleTableError
+
+    view = _view(pattern)
+    plan = pattern.plan
+    pk_attr, sk_attr = plan.keys.pk, plan.keys.sk
+    in_index = [r for r in rows if r.key_text(pk_attr) is not None]
+    if sk_attr is not None:
+        in_index = [r for r in in_index if r.key_text(sk_attr) is not None]
+    # A scatter pattern's shard is not a call keyword: one call reads every shard.
+    scatter: str | None = getattr(pattern, "scatter", None)
+    calls: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+    for text in sorted({r.key_text(pk_attr) or "" for r in in_index}):
+        try:
+            values = plan.pk.parse(text)
+        except SingleTableError:
+            continue
+        call = {k: v for k, v in values.items() if k != scatter}
+        calls.setdefault(tuple(sorted((k, repr(v)) for k, v in call.items())), call)
+    own_types = {spec.type_name for spec in pattern.specs}
+    keys_only = isinstance(pattern, QueryPattern) and (pattern.keys_only or pattern.hydrate)
+    filter_values = dict.fromkeys(pattern.filter_params)
+    notes = []
+    if scatter is not None:
+        notes.append(
+            f"scatter over {scatter}: each call reads all {pattern.shards} shards "
+            f"({pattern.operation}) and merges them in key order"
+        )
+    if filter_values:
+        notes.append("the filter is not evaluated: rows shown are what the key condition returns")
+    view.note = "; ".join(notes)
+    # the merged order: the index's sort key, then (scatter) the table's key, as the pattern
+    order_attributes = getattr(pattern, "order_attributes", None) or [sk_attr]
+    for number, values in enumerate(calls.values()):
+        if number >= MAX_CALLS:
+            view.more_calls = len(calls) - MAX_CALLS
+            break
+        try:
+            kwargs = {**values, **filter_values}
+            plans = (
+                pattern.shard_plans(ctx, kwargs)
+                if scatter is not None
+                else [pattern.compile(ctx, kwargs)]
+            )
+        except SingleTableError as exc:
+            view.calls.append(
+                PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
+            )
+            continue
+        selected = []
+        for compiled in plans:
+            pk_value = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
+            sort = compiled.sort
+            selected += [
+                r
+                for r in in_index
+                if r.key_text(pk_attr) == pk_value
+                and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
+            ]
+        selected.sort(
+            key=lambda r: (tuple(r.key(a) for a in order_attributes), r.number),
+            reverse=pattern.order == "desc",
+        )
+        returned: list[int] = []
+        dropped: list[int] = []
+        for row in selected:
+            if keys_only:
+                mine = _parses_as(pattern.specs[0], row)
+            else:
+                mine = row.type_name in own_types
+            (returned if mine else dropped).append(row.number)
+        note = ""
+        if getattr(pattern, "one_only", False) and len(returned) > 1:
+            note = "more than one match: MultipleResultsError"
+        view.calls.append(PatternCall(_call_label(pattern.name, values), returned, dropped, note))
+    if not calls:
+        view.note = (
+            view.note + "; " if view.note else ""
+        ) + "no partition in these items matches the partition key template"
+    return view
+
+
+def _parses_as(spec: EntitySpec, row: Row) -> bool:
+    from ..errors import SingleTableError
+
+    base = spec.base
+    try:
+        for attr, tpl in ((base.keys.pk, base.pk), (base.keys.sk, base.sk)):
+            if tpl is None or not attr:
+                continue
+            text = row.key_text(attr)
+            if text is None:
+                return False
+            tpl.parse(text)
+    except SingleTableError:
+        return False
+    return True
+
+
+def _evaluate(pattern: Pattern, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
+    from .._patterns.declare import GetPattern
+    from .._patterns.keyed import KeyedPattern as _KeyedPattern
+
+    if isinstance(pattern, GetPattern):
+        return _evaluate_get(pattern, ctx, rows)
+    if isinstance(pattern, _KeyedPattern):
+        return _evaluate_keyed(pattern, ctx, rows)
+    view = _view(pattern)
+    view.note = "not evaluated (not a get, query or collection pattern)"
+    return view
+
+
+def build_layout(
+    repository: type[Repository], items: Iterable[Mapping[str, Any]], *, source: str = ""
+) -> Layout:
+    """Group ``items`` by partition (in the table and in each index) and evaluate every pattern
+    of ``repository`` on them."""
+    from .._patterns.declare import DeclaredPattern
+
+    table = repository.__singletable_table__
+    specs = _entity_specs(repository)
+    items = list(items)
+    for number, item in enumerate(items, start=1):
+        if item.get(table.pk) is None:
+            raise ItemsError(f"{source or 'items'}: item {number} has no {table.pk!r} attribute")
+    rows: list[Row] = []
+    for item in table_order(table, items):
+        tag = item.get(table.type_attribute)
+        type_name = format_value(tag) if tag is not None else None
+        spec = specs.get(type_name) if type_name is not None else None
+        rows.append(Row(len(rows) + 1, item, type_name, spec.name if spec is not None else None))
+    fields = {name: [p.attr for p in spec.codec.fields] for name, spec in specs.items()}
+    views = build_views(table, rows, fields)
+    types = sorted({r.type_name for r in rows if r.type_name and r.type_name != GUARD_TYPE})
+    for name in specs:
+        if name not in types:
+            types.append(name)
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(types)}
+    ctx = PlanContext(table.name)  # compiling needs no repository and no client
+    patterns = []
+    for value in repository.__patterns__.values():
+        pattern = value.pattern if isinstance(value, DeclaredPattern) else value
+        patterns.append(_evaluate(pattern, ctx, rows))
+    return Layout(
+        repository,
+        table.name,
+        source,
+        _key_columns(repository),
+        table.type_attribute,
+        rows,
+        views,
+        patterns,
+        colours,
+    )
+
+
+# -- text --------------------------------------------------------------------------------------
+
+
+def _clip(text: str, width: int) -> str:
+    text = text.replace("\n", " ")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _numbers(numbers: Sequence[int]) -> str:
+    return ", ".join(str(n) for n in numbers)
+
+
+def _index_text(layout: Layout) -> list[str]:
+    """Each secondary index: its partitions, with their rows (by #) in index order."""
+    if len(layout.views) == 1:
+        return []
+    out = ["Indexes (rows by #, in index order):"]
+    for view in layout.views[1:]:
+        out.append(f"  {view.describe()}")
+        for partition, rows in view.partitions:
+            out.append(f"    {_clip(partition, 60)}: {_numbers([r.number for r in rows])}")
+    out.append("")
+    return out
+
+
+def render_text(layout: Layout, *, column_width: int = 40, attributes_width: int = 60) -> str:
+    """An aligned terminal table grouped by partition, then each pattern's calls and rows."""
+    headers = ["#", *layout.key_columns, layout.type_attribute, "attributes"]
+    table_rows = []
+    for row in layout.rows:
+        cells = [str(row.number)]
+        cells += [_clip(row.text(c), column_width) for c in layout.key_columns]
+        cells.append(_clip(row.type_name or "", column_width))
+        cells.append(_clip(layout.attributes_text(row), attributes_width))
+        table_rows.append(cells)
+    widths = [len(h) for h in headers]
+    for cells in table_rows:
+        widths = [max(w, len(c)) for w, c in zip(widths, cells)]
+
+    def line(cells: Sequence[str]) -> str:
+        parts = [cells[0].rjust(widths[0])]
+        parts += [c.ljust(w) for c, w in zip(cells[1:], widths[1:])]
+        return "  ".join(parts).rstrip()
+
+    count = len(layout.rows)
+    out = [
+        f"{layout.repository.__qualname__} · table {layout.table_name} · {count} item"
+        f"{'s' if count != 1 else ''} in {len(layout.partitions)} partition"
+        f"{'s' if len(layout.partitions) != 1 else ''}"
+        + (f" · from {layout.source}" if layout.source else ""),
+        "",
+        line(headers),
+        line(["-" * w for w in widths]),
+    ]
+    for partition, rows in layout.partitions:
+        out.append(f"── {partition} ({len(rows)} item{'s' if len(rows) != 1 else ''})")
+        out.extend(line(table_rows[row.number - 1]) for row in rows)
+    out.append("")
+    out.extend(_index_text(layout))
+    out.append("Access patterns (rows by #):")
+    for view in layout.patterns:
+        explained = view.row
+        where = explained.index or "table"
+        out.append(f"  {view.name}  {explained.operation} on {where}: {explained.key_condition}")
+        if explained.filter:
+            out.append(f"      filter: {explained.filter}")
+        if view.note:
+            out.append(f"      ({view.note})")
+        for call in view.calls:
+            text = f"rows {_numbers(call.returned)}" if call.returned else "no rows"
+            if call.dropped:
+                text += f"; also reads and drops {_numbers(call.dropped)}"
+            if call.note:
+                text += f" ({call.note})"
+            out.append(f"    {call.label} -> {text}")
+        if view.more_calls:
+            out.append(f"    ... and {view.more_calls} more partitions")
+    return "\n".join(out) + "\n"

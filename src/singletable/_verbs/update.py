@@ -1,0 +1,478 @@
+"""Updates compiled to one UpdateItem (pure: no I/O).
+
+:func:`compile_update` runs in named phases: check the clauses (:func:`_check_clauses`), coerce
+the values, work out what the update knows and changes (:func:`_after_update`), the index key
+attributes it rewrites (:func:`.index_keys.index_changes`), the update expression
+(:func:`_update_expression`), what it is conditioned on (:func:`_instance_conditions`) and the
+unique guards it moves (:func:`_guard_moves`).
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from .._codec import bare_annotation, encode_value
+from .._entity import EntitySpec
+from .._expressions import (
+    Attr,
+    CompileContext,
+    Condition,
+    ExpressionBuilder,
+    UpdateExpression,
+    all_of,
+)
+from .._wire import Wire, datetime_text, epoch_text
+from ..errors import InvalidRequestError, KeyTemplateError, NotFound, SingleTableError
+from .guards import guard_delete, guard_put
+from .index_keys import index_changes
+from .ops import (
+    WriteContext,
+    WriteOp,
+    condition_encoder,
+    exists_condition,
+    is_expired,
+    key_text,
+    live_entity,
+    stale_or_failed,
+    version_condition,
+)
+
+
+def compile_update(
+    spec: EntitySpec,
+    ctx: WriteContext,
+    *,
+    key_fields: Mapping[str, Any],
+    set_values: Mapping[str, Any] | None = None,
+    remove: Iterable[str] = (),
+    add: Mapping[str, Any] | None = None,
+    delete: Mapping[str, Any] | None = None,
+    append: Mapping[str, Any] | None = None,
+    if_not_exists: Mapping[str, Any] | None = None,
+    condition: Condition | None = None,
+    upsert: bool = False,
+    instance: Any = None,
+    previous_unique: Mapping[str, Any] | None = None,
+    guard_ttl: datetime | None = None,
+) -> WriteOp:
+    """UpdateItem from key fields plus changes (the keyword form), or from an instance.
+
+    With ``instance``, every field the update does not change is known from the instance; the
+    update is then conditioned on the stored values it derives keys from (or on the version).
+    """
+    clauses = _Clauses(set_values, remove, add, delete, append, if_not_exists)
+    _check_clauses(spec, clauses)
+
+    coerced_keys = {n: spec.coerce(n, v) for n, v in key_fields.items()}
+    key = spec.key_of_fields(coerced_keys)
+    clauses.set_values = {n: _coerce_value(spec, n, v) for n, v in clauses.set_values.items()}
+    if spec.shards:
+        clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
+    clauses.if_not_exists = {n: _coerce_value(spec, n, v) for n, v in clauses.if_not_exists.items()}
+    if upsert and instance is None:
+        _check_upsert_creates_whole_item(spec, coerced_keys, clauses)
+
+    known, touched, blind = _after_update(spec, ctx, clauses, coerced_keys, instance, upsert)
+    index_set, index_remove, sources = index_changes(
+        spec, known, touched, blind, every_attribute=upsert
+    )
+
+    builder = ExpressionBuilder()
+    update = _update_expression(
+        spec, ctx, builder, clauses, coerced_keys, index_set, index_remove, upsert
+    )
+    if not update:
+        raise InvalidRequestError(f"update of {spec.name} {key_text(key)} changes nothing")
+
+    conditions: list[Condition | None] = [condition]
+    if not upsert:
+        conditions.append(exists_condition(spec, ctx))
+    expected_version, expected, on_instance = _instance_conditions(spec, instance, sources, touched)
+    guards, expected_unique, on_unique = _guard_moves(
+        spec, ctx, key, clauses, previous_unique, guard_ttl
+    )
+    conditions += on_instance
+    conditions += on_unique
+    expected.update(expected_unique)  # stored values the update is conditioned on
+
+    params: dict[str, Any] = {
+        "TableName": ctx.table_name,
+        "Key": key,
+        "UpdateExpression": update.render(),
+    }
+    compiled_condition = all_of(conditions)
+    if compiled_condition is not None:
+        cbuilder = ExpressionBuilder("c")
+        params["ConditionExpression"] = compiled_condition.compile(
+            CompileContext(cbuilder, condition_encoder(spec))
+        )
+        builder.names.update(cbuilder.names)
+        builder.values.update(cbuilder.values)
+    builder.merge_into(params)
+    params["ReturnValues"] = "ALL_NEW"
+
+    def fail(old: dict[str, Wire] | None) -> SingleTableError:
+        current = live_entity(spec, old, ctx)
+        if not upsert and (not old or is_expired(spec, old, ctx)):
+            return NotFound(
+                f"{spec.name} {key_text(key)} does not exist (update needs an existing item; "
+                "pass upsert=True to create it)",
+                key=key_text(key),
+                item=None,
+            )
+        return stale_or_failed(
+            spec, key, current, expected_version, "updating", condition=condition, expected=expected
+        )
+
+    op = WriteOp("update", "UpdateItem", spec, spec.type_name, key, params, None, fail)
+    op.guards = guards
+    return op
+
+
+class _Clauses:
+    """An update's clauses, each by field name (``set=`` and ``if_not_exists=`` values are
+    replaced by their coerced values once checked)."""
+
+    __slots__ = ("add", "append", "delete", "if_not_exists", "remove", "set_values")
+
+    def __init__(
+        self,
+        set_values: Mapping[str, Any] | None,
+        remove: Iterable[str],
+        add: Mapping[str, Any] | None,
+        delete: Mapping[str, Any] | None,
+        append: Mapping[str, Any] | None,
+        if_not_exists: Mapping[str, Any] | None,
+    ) -> None:
+        self.set_values = dict(set_values or {})
+        self.add = dict(add or {})
+        self.delete = dict(delete or {})
+        self.append = dict(append or {})
+        self.if_not_exists = dict(if_not_exists or {})
+        self.remove = list(remove)
+
+    def mentioned(self) -> list[str]:
+        """Every field a clause names, in clause order (a field named twice appears twice)."""
+        return [
+            *self.set_values,
+            *self.remove,
+            *self.add,
+            *self.delete,
+            *self.append,
+            *self.if_not_exists,
+        ]
+
+
+def _check_clauses(spec: EntitySpec, clauses: _Clauses) -> None:
+    """Refuse a clause naming an unknown, primary-key or maintained field, a field named in two
+    clauses, a required field in ``remove=``, or a field of the wrong kind for ``add=``,
+    ``delete=`` or ``append=``."""
+    fields = spec.cls.model_fields
+    primary = set(spec.primary_fields)
+    mentioned = clauses.mentioned()
+    for name in mentioned:
+        if name not in fields:
+            raise InvalidRequestError(f"{spec.name} has no field {name!r} to update", key=name)
+        if name in primary:
+            raise InvalidRequestError(
+                f"{spec.name}.{name} is part of the primary key and cannot be updated in place; "
+                f"use repo.move(entity, {name}=...) to re-key the item",
+                key=name,
+            )
+        if name in (spec.version_field, spec.created_field, spec.updated_field):
+            raise InvalidRequestError(
+                f"{spec.name}.{name} is maintained by singletable and cannot be set", key=name
+            )
+    seen: set[str] = set()
+    for name in mentioned:
+        if name in seen:
+            raise InvalidRequestError(f"{spec.name}.{name} appears in two update clauses", key=name)
+        seen.add(name)
+    for name in clauses.remove:
+        if fields[name].is_required():
+            raise InvalidRequestError(
+                f"{spec.name}.{name} is required and cannot be removed", key=name
+            )
+    for name in clauses.add:
+        kind = _field_kind(spec, name)
+        if kind not in ("number", "set"):
+            raise InvalidRequestError(
+                f"add= needs a number or set field; {name!r} is not", key=name
+            )
+    for name in clauses.delete:
+        if _field_kind(spec, name) != "set":
+            raise InvalidRequestError(f"delete= needs a set field; {name!r} is not", key=name)
+    for name in clauses.append:
+        if _field_kind(spec, name) != "list":
+            raise InvalidRequestError(f"append= needs a list field; {name!r} is not", key=name)
+
+
+def _check_upsert_creates_whole_item(
+    spec: EntitySpec, coerced_keys: Mapping[str, Any], clauses: _Clauses
+) -> None:
+    """A keyword upsert may create the item: it must give every required field."""
+    given = set(coerced_keys) | set(clauses.set_values) | set(clauses.if_not_exists)
+    given |= set(clauses.add)
+    fields = spec.cls.model_fields
+    missing = [n for n, info in fields.items() if info.is_required() and n not in given]
+    if missing:
+        raise InvalidRequestError(
+            f"upsert of {spec.name} would create an item without {', '.join(missing)}; "
+            "pass them in set= or if_not_exists=",
+            key=missing[0],
+        )
+
+
+def _after_update(
+    spec: EntitySpec,
+    ctx: WriteContext,
+    clauses: _Clauses,
+    coerced_keys: Mapping[str, Any],
+    instance: Any,
+    upsert: bool,
+) -> tuple[dict[str, Any], set[str], dict[str, str]]:
+    """``(known, touched, blind)``: what the update knows after it is applied, the fields it
+    changes, and those it changes blind (in ways the client cannot compute: field -> how; they
+    are left out of ``known``). The maintained fields change on every update."""
+    fields = spec.cls.model_fields
+    known: dict[str, Any] = {}
+    if instance is not None:
+        known.update({n: getattr(instance, n) for n in fields})
+        for name in spec.computed_in_keys:
+            known[name] = getattr(instance, name)
+    known.update(coerced_keys)
+    known.update(clauses.set_values)
+    for name in clauses.remove:
+        known[name] = None
+    touched = (
+        set(clauses.set_values)
+        | set(clauses.remove)
+        | set(clauses.add)
+        | set(clauses.delete)
+        | set(clauses.append)
+        | set(clauses.if_not_exists)
+    )
+    blind = {n: "add=" for n in clauses.add} | {n: "delete=" for n in clauses.delete}
+    blind |= {n: "append=" for n in clauses.append}
+    if instance is None:
+        blind |= {n: "if_not_exists=" for n in clauses.if_not_exists}
+    if spec.updated_field:
+        touched.add(spec.updated_field)
+        known[spec.updated_field] = ctx.now
+    if spec.version_field:
+        touched.add(spec.version_field)
+        if instance is not None:
+            known[spec.version_field] = getattr(instance, spec.version_field) + 1
+        else:
+            blind[spec.version_field] = "adding 1 to the version (Version())"
+    if upsert and spec.created_field and instance is None:
+        touched.add(spec.created_field)
+        blind[spec.created_field] = "if_not_exists (an upsert sets it only on a new item)"
+    for name in blind:
+        known.pop(name, None)
+    return known, touched, blind
+
+
+def _update_expression(
+    spec: EntitySpec,
+    ctx: WriteContext,
+    builder: ExpressionBuilder,
+    clauses: _Clauses,
+    coerced_keys: Mapping[str, Any],
+    index_set: Mapping[str, Wire],
+    index_remove: Iterable[str],
+    upsert: bool,
+) -> UpdateExpression:
+    """The clauses, the index key attributes, the maintained fields and (for an upsert) what a
+    new item needs, as one update expression on ``builder``."""
+    update = UpdateExpression(builder)
+    for name, value in clauses.set_values.items():
+        wire = spec.encode_field(name, value)
+        attr = spec.attr_names[name]
+        if wire is None:
+            update.remove(attr)
+        else:
+            update.set(attr, wire)
+    for name in clauses.remove:
+        update.remove(spec.attr_names[name])
+    for name, value in clauses.if_not_exists.items():
+        wire = spec.encode_field(name, value)
+        if wire is not None:
+            update.set_if_not_exists(spec.attr_names[name], wire)
+    for name, value in clauses.add.items():
+        update.add(spec.attr_names[name], _delta_wire(spec, name, value))
+    for name, value in clauses.delete.items():
+        update.delete(spec.attr_names[name], _delta_wire(spec, name, value))
+    for name, value in clauses.append.items():
+        wire = spec.encode_field(name, list(value))
+        if wire is not None:
+            update.append(spec.attr_names[name], wire)
+    for attr, wire in index_set.items():
+        update.set(attr, wire)
+    for attr in index_remove:
+        update.remove(attr)
+    table = spec.table
+    if spec.version_field:
+        update.add(spec.attr_names[spec.version_field], {"N": "1"})
+    if spec.updated_field:
+        update.set(spec.attr_names[spec.updated_field], _now_wire(spec, spec.updated_field, ctx))
+    if spec.former_types:  # an item stored under a former tag takes the current one
+        update.set(table.type_attribute, {"S": spec.type_name})
+    elif upsert:
+        update.set_if_not_exists(table.type_attribute, {"S": spec.type_name})
+    if upsert:
+        for name, value in coerced_keys.items():
+            wire = spec.encode_field(name, value)
+            if wire is not None and name in spec.cls.model_fields:
+                update.set_if_not_exists(spec.attr_names[name], wire)
+        if spec.created_field:
+            update.set_if_not_exists(
+                spec.attr_names[spec.created_field], _now_wire(spec, spec.created_field, ctx)
+            )
+    return update
+
+
+def _now_wire(spec: EntitySpec, name: str, ctx: WriteContext) -> Wire:
+    """Now, as the timestamp field ``name`` stores it (its declared datetime format)."""
+    return spec.encode_field(name, ctx.now) or {"S": datetime_text(ctx.now)}
+
+
+def _instance_conditions(
+    spec: EntitySpec, instance: Any, sources: Mapping[str, list[str]], touched: set[str]
+) -> tuple[int | None, dict[str, Any], list[Condition]]:
+    """``(expected version, expected stored values, conditions)`` of an update built from an
+    instance (nothing for the keyword form): its version with ``Version()``; else the stored
+    values the index key attributes it writes were derived from (``sources``)."""
+    conditions: list[Condition] = []
+    expected: dict[str, Any] = {}
+    if instance is None:
+        return None, expected, conditions
+    if spec.version_field:
+        expected_version: int = getattr(instance, spec.version_field)
+        conditions.append(version_condition(spec, expected_version))
+        return expected_version, expected, conditions
+    # The key attributes written were derived from these stored values too: a concurrent
+    # change of one of them fails the update instead of leaving a stale key.
+    fields = spec.cls.model_fields
+    primary = set(spec.primary_fields)
+    derived_from = {f for names in sources.values() for f in names} - touched - primary
+    for name in sorted(derived_from):
+        if name not in fields:
+            continue
+        value = getattr(instance, name)
+        expected[name] = value
+        stored = Attr(spec.attr_names[name])
+        conditions.append(stored.not_exists() if value is None else stored.eq(value))
+    return None, expected, conditions
+
+
+def _guard_moves(
+    spec: EntitySpec,
+    ctx: WriteContext,
+    key: dict[str, Wire],
+    clauses: _Clauses,
+    previous_unique: Mapping[str, Any] | None,
+    guard_ttl: datetime | None,
+) -> tuple[list[WriteOp], dict[str, Any], list[Condition]]:
+    """``(guard ops, expected stored values, conditions)`` for the ``Unique()`` fields the update
+    sets or removes: each is conditioned on its stored value (``previous_unique``, read first);
+    a changed value releases the old guard and claims the new one (with ``guard_ttl``)."""
+    guards: list[WriteOp] = []
+    expected: dict[str, Any] = {}
+    conditions: list[Condition] = []
+    if previous_unique is None:
+        return guards, expected, conditions
+    for name, old_value in previous_unique.items():
+        if name not in clauses.set_values and name not in clauses.remove:
+            continue
+        new_value = None if name in clauses.remove else clauses.set_values[name]
+        expected[name] = old_value
+        stored = Attr(spec.attr_names[name])
+        conditions.append(stored.not_exists() if old_value is None else stored.eq(old_value))
+        if new_value == old_value:
+            continue
+        if old_value is not None:
+            guards.append(guard_delete(spec, name, old_value, key, ctx))
+        if new_value is not None:
+            ttl = {"N": epoch_text(guard_ttl)} if guard_ttl is not None else None
+            guards.append(guard_put(spec, name, new_value, key, ttl, ctx))
+    return guards, expected, conditions
+
+
+# -- values ------------------------------------------------------------------------------------
+
+
+def _field_kind(spec: EntitySpec, name: str) -> str:
+    """What ``add=``, ``delete=`` and ``append=`` may do to a field: its annotation (without
+    ``Optional`` and ``Annotated``) is a "set", a "list", a "number" or "other"."""
+    annotation = bare_annotation(spec.cls.model_fields[name].annotation)
+    origin = typing.get_origin(annotation)
+    if origin in (set, frozenset) or annotation in (set, frozenset):
+        return "set"
+    if origin in (list, tuple) or annotation in (list, tuple):
+        return "list"
+    if (
+        isinstance(annotation, type)
+        and issubclass(annotation, (int, float, Decimal))
+        and not issubclass(annotation, bool)
+    ):
+        return "number"
+    return "other"
+
+
+def _with_shards(
+    spec: EntitySpec,
+    keys: Mapping[str, Any],
+    set_values: Mapping[str, Any],
+    instance: Any,
+    upsert: bool,
+) -> dict[str, Any]:
+    """``set_values`` with each ``Shard()`` field derived from its ``of`` field whenever the
+    update sets either (a value passed for the shard is overwritten) or creates the item
+    (``upsert``); refused, naming ``of``, when the update does not know ``of``."""
+    values = dict(set_values)
+    for plan in spec.shards:
+        if not (upsert or plan.of in values or plan.field in values):
+            continue
+        if plan.of in values:
+            of_value = values[plan.of]
+        elif plan.of in keys:
+            of_value = keys[plan.of]
+        elif instance is not None:
+            of_value = getattr(instance, plan.of)
+        else:
+            raise KeyTemplateError(
+                f"{spec.name}.{plan.field} is derived from {plan.of} (Shard); pass {plan.of} in "
+                "set=, or update the entity instance",
+                key=plan.of,
+            )
+        values[plan.field] = plan.value(of_value)
+    return values
+
+
+def _coerce_value(spec: EntitySpec, name: str, value: Any) -> Any:
+    if value is None:
+        if spec.cls.model_fields[name].is_required() and not _is_optional(spec, name):
+            raise InvalidRequestError(f"{spec.name}.{name} cannot be None", key=name)
+        return None
+    try:
+        return spec.coerce(name, value)
+    except KeyTemplateError as exc:
+        raise InvalidRequestError(exc.message, key=name) from None
+
+
+def _is_optional(spec: EntitySpec, name: str) -> bool:
+    annotation = spec.cls.model_fields[name].annotation
+    return type(None) in typing.get_args(annotation)
+
+
+def _delta_wire(spec: EntitySpec, name: str, value: Any) -> Wire:
+    if isinstance(value, (set, frozenset, list, tuple)):
+        if not value:
+            raise InvalidRequestError(f"{spec.name}.{name}: an empty set changes nothing", key=name)
+        return encode_value(set(value))
+    return encode_value(value)
