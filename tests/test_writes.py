@@ -732,7 +732,7 @@ def test_a_new_rating_rewrites_only_the_index_sort_key(game_repo: Any, recorder:
 
 
 def test_index_changes_is_pure_and_minimal() -> None:
-    from singletable._verbs import index_changes
+    from singletable._verbs.index_keys import index_changes
     from tests.models import Job, PlayerRating
 
     rating = spec_of(PlayerRating)
@@ -771,7 +771,8 @@ def test_index_changes_is_pure_and_minimal() -> None:
 
 
 def test_a_failed_source_condition_names_the_field_that_changed() -> None:
-    from singletable._verbs import WriteContext, compile_update
+    from singletable._context import WriteContext
+    from singletable._verbs.update import compile_update
     from tests.models import Job
 
     spec = spec_of(Job)
@@ -794,7 +795,7 @@ def test_computed_key_fields_follow_the_fields_they_read() -> None:
     from examples.merchant.models import Order as MerchantOrder
     from examples.merchant.models import OrderStatus
 
-    from singletable._verbs import index_changes
+    from singletable._verbs.index_keys import index_changes
 
     # GSI2SK = STATUS#{status}#{placed_on}#{order_id}, placed_on computed from created_at.
     spec = spec_of(MerchantOrder)
@@ -945,7 +946,7 @@ def test_failed_delete_condition_is_shown_without_values(store: Store) -> None:
 
 
 def test_condition_text_names_attributes_and_hides_values() -> None:
-    from singletable._verbs import condition_text
+    from singletable._verbs.ops import condition_text
 
     condition = (Attr("status").is_in("A", "B") | ~Attr("note").exists()) & Attr("a.b[2]").lt(
         Attr("limit")
@@ -984,7 +985,7 @@ def job_entities(draw: st.DrawFn) -> Any:
 def test_index_changes_applied_to_the_stored_item_give_what_to_item_derives(
     old: Any, new: Any, changed: set[str], instance_form: bool
 ) -> None:
-    from singletable._verbs import index_changes
+    from singletable._verbs.index_keys import index_changes
 
     spec = spec_of(type(old))
     changes = {name: getattr(new, name) for name in changed}

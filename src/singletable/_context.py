@@ -1,4 +1,5 @@
-"""The context pure plans compile against (no client, no I/O)."""
+"""The contexts pure plans compile against (no client, no I/O): a repository's
+:class:`PlanContext`, and the :class:`WriteContext` snapshot one write compiles against."""
 
 from __future__ import annotations
 
@@ -50,4 +51,32 @@ class PlanContext:
         return value
 
     def now_epoch(self) -> int:
+        """The clock's time in whole epoch seconds (what TTL attributes hold)."""
         return int(self.now().timestamp())
+
+    def at(self, now: datetime | None = None) -> WriteContext:
+        """A snapshot for one write: this table name at ``now`` (default: the clock's time)."""
+        return WriteContext(self.table_name, self.now() if now is None else now)
+
+
+class WriteContext:
+    """What compiling one write needs besides the entity: the table's physical name and one
+    fixed time (every timestamp and TTL check of the write agrees on it). Same shape as
+    :class:`PlanContext`: ``now()`` and ``now_epoch()``."""
+
+    __slots__ = ("_now", "table_name")
+
+    def __init__(self, table_name: str, now: datetime) -> None:
+        self.table_name = table_name
+        self._now = now
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if hasattr(self, "_now"):
+            raise AttributeError(f"WriteContext is a snapshot; {name} cannot change")
+        object.__setattr__(self, name, value)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def now_epoch(self) -> int:
+        return int(self._now.timestamp())

@@ -19,15 +19,26 @@ from . import _entity_checks as checks
 from ._codec import TTL_CONVERTER, ModelCodec, encode_value, wrap_encode_error
 from ._codegen import generate_decode, generate_to_item
 from ._indexes import Index, IndexSpec, WhenSpec
+from ._item_key import Key
 from ._keys import KeyTemplate
 from ._table import IndexKeys, Table, declared_table
-from ._wire import MAX_ITEM_BYTES, NumberRangeError, Wire, check_item_size, decode_value, value_size
+from ._wire import (
+    MAX_ITEM_BYTES,
+    NumberRangeError,
+    Wire,
+    check_item_size,
+    decode_value,
+    ttl_passed,
+    value_size,
+)
 from .errors import ItemDecodeError, ItemEncodeError, KeyTemplateError, ModelDefinitionError
 
 if TYPE_CHECKING:
     # Imported where used: pydantic.type_adapter costs ~0.5 ms to import, and only call-time
     # values of another type than the field's (and ``when=`` dicts) need it.
     from pydantic import TypeAdapter
+
+    from ._expressions import Condition
 
 
 class EntitySpec:
@@ -88,6 +99,43 @@ class EntitySpec:
         """Every type tag whose items decode as this entity: the current one first, then the
         ``former_types`` it was stored under before a rename (writes store the current one)."""
         return (self.type_name, *self.former_types)
+
+    # -- ownership: the one answer to "is this stored item a live E?" --
+
+    @functools.cached_property
+    def expires(self) -> bool:
+        """Whether this entity's items can expire (a TTL field on a table with a TTL attribute)."""
+        return bool(self.ttl_field and self.table.ttl_attribute)
+
+    def tagged(self, item: Mapping[str, Wire]) -> bool:
+        """Whether ``item`` carries one of this entity's type tags (current or former)."""
+        tag = item.get(self.table.type_attribute)
+        return tag is not None and tag.get("S") in self.type_tags
+
+    def expired(self, item: Mapping[str, Wire], now: int) -> bool:
+        """Whether ``item`` (of this entity) has expired at ``now`` (epoch seconds) but is not
+        yet deleted by DynamoDB: such items count as absent everywhere."""
+        return self.expires and ttl_passed(item, self.table.ttl_attribute, now)  # type: ignore[arg-type]
+
+    def owns(self, item: Mapping[str, Wire], now: int) -> bool:
+        """Whether ``item`` is a live item of this entity: tagged as one and not expired at
+        ``now``. Every response path asks this (or, for speed, the decoder's inlined copy,
+        built from :attr:`type_tags` and :attr:`expires`)."""
+        return self.tagged(item) and not self.expired(item, now)
+
+    def ownership_filter(self, now: int | None) -> Condition:
+        """:meth:`owns` as a server-side condition (a Query's count, a backfill's Scan); with
+        ``now=None``, the type tags only (the caller skips expired items itself)."""
+        # Expressions sit above entities in the flow; only these callers need them.
+        from ._expressions import Attr
+
+        tags = self.type_tags
+        tag = Attr(self.table.type_attribute)
+        condition = tag.eq(tags[0]) if len(tags) == 1 else tag.is_in(*tags)
+        if self.expires and now is not None:
+            ttl = Attr(typing.cast(str, self.table.ttl_attribute))
+            condition = condition & (ttl.not_exists() | ttl.gte(now))
+        return condition
 
     @property
     def field_names(self) -> tuple[str, ...]:
@@ -243,11 +291,8 @@ class EntitySpec:
                 tpl.check_size(av["S"])
 
     def describe_key(self, key: Mapping[str, Wire]) -> str:
-        parts = []
-        for attr in (self.base.keys.pk, self.base.keys.sk):
-            if attr and attr in key:
-                parts.append(f"{attr}={next(iter(key[attr].values()))!r}")
-        return f"{self.name}({', '.join(parts)})"
+        """``Order(PK='...', SK='...')``: the primary key of ``key`` (or of a whole item)."""
+        return f"{self.name}({Key.of(key, (self.base.keys.pk, self.base.keys.sk)).text})"
 
     # -- items --
 
@@ -436,7 +481,7 @@ class Entity(BaseModel):
         """A validated entity from a wire-format item."""
         spec = cls.__dict__.get("__singletable__") or spec_of(cls)
         tag = item.get(spec.table.type_attribute)
-        if tag is not None and tag.get("S") not in spec.type_tags:
+        if tag is not None and not spec.tagged(item):  # an untagged item is taken as given
             raise ItemDecodeError(
                 f"stored item {spec.describe_key(item)} is a {tag.get('S')!r}, "
                 f"not a {spec.type_name!r}",

@@ -8,7 +8,7 @@ value is ever spliced into an expression string.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._codec import encode_value
@@ -83,6 +83,21 @@ class ExpressionBuilder:
             params.setdefault("ExpressionAttributeValues", {}).update(self.values)
 
 
+def conjunction(expressions: Sequence[str]) -> str:
+    """Compiled conditions ANDed: ``a`` alone, or ``(a) AND (b)``."""
+    return expressions[0] if len(expressions) == 1 else " AND ".join(f"({e})" for e in expressions)
+
+
+def add_filter(params: dict[str, Any], condition: Condition, prefix: str) -> None:
+    """AND ``condition`` into request ``params``' FilterExpression (after any filter already
+    there), its placeholders under ``prefix`` so they never meet the request's own."""
+    builder = ExpressionBuilder(prefix)
+    expression = condition.compile(CompileContext(builder))
+    existing = params.get("FilterExpression")
+    params["FilterExpression"] = conjunction([existing, expression]) if existing else expression
+    builder.merge_into(params)
+
+
 def top_field(path: str) -> str:
     match = _PATH_PART.match(path)
     return match.group(1) if match and match.group(1) else path
@@ -140,27 +155,27 @@ class Condition:
         return set()
 
     def __and__(self, other: Condition) -> Condition:
-        return _Join("AND", (self, other))
+        return Join("AND", (self, other))
 
     def __or__(self, other: Condition) -> Condition:
-        return _Join("OR", (self, other))
+        return Join("OR", (self, other))
 
     def __invert__(self) -> Condition:
-        return _Not(self)
+        return Not(self)
 
     def describe(self) -> str:
         """The expression with attribute names and parameter names in place (for explain)."""
         return self.compile(CompileContext(_DescribingBuilder(), describing=True))
 
 
-class _Node(Condition, Record):
+class Node(Condition, Record):
     """A built-in condition: equal by value, hashable and shown like a dataclass, over the
     attributes named in ``_fields`` (in ``__init__`` order)."""
 
     __slots__ = ()
 
 
-class _Compare(_Node):
+class Compare(Node):
     __slots__ = ("op", "path", "value")
     _fields = ("path", "op", "value")
 
@@ -179,7 +194,7 @@ class _Compare(_Node):
         return {self.path}
 
 
-class _Between(_Node):
+class Between(Node):
     __slots__ = ("high", "low", "path")
     _fields = ("path", "low", "high")
 
@@ -200,7 +215,7 @@ class _Between(_Node):
         return {self.path}
 
 
-class _Function(_Node):
+class Function(Node):
     __slots__ = ("function", "has_value", "path", "value")
     _fields = ("function", "path", "value", "has_value")
 
@@ -228,7 +243,7 @@ class _Function(_Node):
         return {self.path}
 
 
-class _In(_Node):
+class In(Node):
     __slots__ = ("options", "path")
     _fields = ("path", "options")
 
@@ -262,7 +277,7 @@ class _In(_Node):
         return {self.path}
 
 
-class _Join(_Node):
+class Join(Node):
     __slots__ = ("op", "parts")
     _fields = ("op", "parts")
 
@@ -280,7 +295,7 @@ class _Join(_Node):
         return set().union(*(p.attribute_paths() for p in self.parts))
 
 
-class _Not(_Node):
+class Not(Node):
     __slots__ = ("inner",)
     _fields = ("inner",)
 
@@ -297,7 +312,7 @@ class _Not(_Node):
         return self.inner.attribute_paths()
 
 
-class _Raw(_Node):
+class Raw(Node):
     """A pre-built condition fragment (used internally for key and TTL checks)."""
 
     __slots__ = ("names", "text", "values")
@@ -334,45 +349,45 @@ class Attr:
         return f"Attr({self.path!r})"
 
     def eq(self, value: Any) -> Condition:
-        return _Compare(self.path, "=", value)
+        return Compare(self.path, "=", value)
 
     def ne(self, value: Any) -> Condition:
-        return _Compare(self.path, "<>", value)
+        return Compare(self.path, "<>", value)
 
     def lt(self, value: Any) -> Condition:
-        return _Compare(self.path, "<", value)
+        return Compare(self.path, "<", value)
 
     def lte(self, value: Any) -> Condition:
-        return _Compare(self.path, "<=", value)
+        return Compare(self.path, "<=", value)
 
     def gt(self, value: Any) -> Condition:
-        return _Compare(self.path, ">", value)
+        return Compare(self.path, ">", value)
 
     def gte(self, value: Any) -> Condition:
-        return _Compare(self.path, ">=", value)
+        return Compare(self.path, ">=", value)
 
     def between(self, low: Any, high: Any) -> Condition:
-        return _Between(self.path, low, high)
+        return Between(self.path, low, high)
 
     def begins_with(self, prefix: Any) -> Condition:
-        return _Function("begins_with", self.path, prefix)
+        return Function("begins_with", self.path, prefix)
 
     def contains(self, value: Any) -> Condition:
-        return _Function("contains", self.path, value)
+        return Function("contains", self.path, value)
 
     def exists(self) -> Condition:
-        return _Function("attribute_exists", self.path, has_value=False)
+        return Function("attribute_exists", self.path, has_value=False)
 
     def not_exists(self) -> Condition:
-        return _Function("attribute_not_exists", self.path, has_value=False)
+        return Function("attribute_not_exists", self.path, has_value=False)
 
     def is_in(self, *values: Any) -> Condition:
         """``is_in("A", "B")``, ``is_in(["A", "B"])`` or ``is_in(Param("statuses"))``."""
         if len(values) == 1 and isinstance(values[0], Param):
-            return _In(self.path, values[0])
+            return In(self.path, values[0])
         if len(values) == 1 and isinstance(values[0], (list, tuple, set, frozenset)):
             values = tuple(values[0])
-        return _In(self.path, tuple(values))
+        return In(self.path, tuple(values))
 
 
 class _DescribingBuilder(ExpressionBuilder):
@@ -456,7 +471,7 @@ def all_of(conditions: Iterable[Condition | None]) -> Condition | None:
         return None
     if len(present) == 1:
         return present[0]
-    return _Join("AND", tuple(present))
+    return Join("AND", tuple(present))
 
 
 def raw_condition(
@@ -464,4 +479,4 @@ def raw_condition(
 ) -> Condition:
     """A condition from a template such as ``"attribute_not_exists(@pk)"`` (``@`` tokens are
     replaced by placeholders)."""
-    return _Raw(text, tuple((names or {}).items()), tuple((values or {}).items()))
+    return Raw(text, tuple((names or {}).items()), tuple((values or {}).items()))

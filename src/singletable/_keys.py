@@ -32,11 +32,15 @@ SENTINEL = "\U0010ffff"
 PARTITION_KEY_BYTES = 2048
 SORT_KEY_BYTES = 1024
 
+#: Keywords of ``repo.update(E, **key_fields, set=..., ...)``: they share one ``**changes``
+#: with the key fields, so no field may be named like them.
+UPDATE_KEYWORDS = frozenset(
+    {"set", "remove", "add", "delete", "append", "if_not_exists", "condition", "upsert"}
+)
 #: Call keywords of patterns and writes; template fields may not be named like them.
-CALL_KEYWORDS = frozenset(
+CALL_KEYWORDS = UPDATE_KEYWORDS | frozenset(
     {
-        "limit", "cursor", "order", "consistent", "set", "add", "remove", "delete", "append",
-        "condition", "upsert", "max_pages", "must_exist", "if_not_exists", "unsafe", "self",
+        "limit", "cursor", "order", "consistent", "max_pages", "must_exist", "unsafe", "self",
         "keys_only", "hydrate", "index", "one", "where",
     }
 )  # fmt: skip

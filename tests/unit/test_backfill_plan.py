@@ -22,7 +22,7 @@ from singletable._backfill.items import (
     same_wire,
     stale_attributes,
 )
-from singletable._verbs.ops import WriteContext
+from singletable._context import WriteContext
 from singletable.errors import InvalidRequestError
 
 from ..backfill_models import Account, Order, OrderV1, Status

@@ -13,7 +13,8 @@ from pydantic import BaseModel
 
 from singletable import Attr, DatetimeFormat, Entity, Table, Unique, UpdatedAt
 from singletable._entity import spec_of
-from singletable._verbs import WriteContext, compile_update
+from singletable._context import WriteContext
+from singletable._verbs.update import compile_update
 from singletable._verbs.ops import compile_condition
 from singletable.errors import ItemDecodeError, ItemEncodeError, ModelDefinitionError
 

@@ -17,7 +17,8 @@ from pydantic import computed_field
 
 from singletable import GSI, Entity, Index, Table
 from singletable._entity import spec_of
-from singletable._verbs import index_changes, index_keys
+from singletable._verbs import index_keys
+from singletable._verbs.index_keys import index_changes
 from singletable.errors import KeyTemplateError
 
 table = Table(

@@ -6,7 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from singletable._entity import spec_of
-from singletable._verbs.ops import WriteContext, is_expired
+from singletable._context import WriteContext
+from singletable._verbs.ops import is_expired
 from singletable._wire import ttl_passed
 
 from ..models import Order

@@ -15,17 +15,10 @@ import pytest
 
 from singletable import Attr
 from singletable._entity import spec_of
-from singletable._verbs import (
-    WriteContext,
-    compile_condition_check,
-    compile_create,
-    compile_delete,
-    compile_put,
-    exists_check,
-    guard_delete,
-    guard_key,
-    guard_put,
-)
+from singletable._context import WriteContext
+from singletable._verbs.guards import guard_delete, guard_key, guard_put
+from singletable._verbs.ops import compile_condition_check, exists_check
+from singletable._verbs.single import compile_create, compile_delete, compile_put
 from singletable._wire import MAX_ITEM_BYTES, item_size
 from singletable.errors import (
     AlreadyExists,

@@ -27,11 +27,13 @@ from collections.abc import Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from .._context import WriteContext
 from .._entity import EntitySpec
-from .._expressions import ExpressionBuilder
+from .._expressions import ExpressionBuilder, add_filter
+from .._item_key import Key
 from .._record import FrozenRecord
 from .._verbs.guards import guard_put
-from .._verbs.ops import WriteContext, WriteOp, is_expired, key_text, with_shards
+from .._verbs.ops import WriteOp, with_shards
 from .._wire import Wire, bytes_of
 from ..errors import ConditionFailed, SingleTableError
 
@@ -176,17 +178,10 @@ class BackfillPlan:
     def scan_params(
         self, segment: int, segments: int, start: Mapping[str, Any] | None, limit: int
     ) -> dict[str, Any]:
-        """One page of one segment: the entity's type tags (current and former) as the filter."""
-        tags = self.spec.type_tags
-        values = {f":t{n}": {"S": tag} for n, tag in enumerate(tags)}
-        test = "#t = :t0" if len(tags) == 1 else f"#t IN ({', '.join(values)})"
-        params: dict[str, Any] = {
-            "TableName": self.table_name,
-            "FilterExpression": test,
-            "ExpressionAttributeNames": {"#t": self.spec.table.type_attribute},
-            "ExpressionAttributeValues": values,
-            "Limit": limit,
-        }
+        """One page of one segment: the entity's type tags (current and former) as the filter
+        (expired items are skipped as they are read, and counted as scanned)."""
+        params: dict[str, Any] = {"TableName": self.table_name, "Limit": limit}
+        add_filter(params, self.spec.ownership_filter(None), "")
         if segments > 1:
             params["Segment"] = segment
             params["TotalSegments"] = segments
@@ -212,10 +207,10 @@ class BackfillPlan:
 
     def identity(self, key: Mapping[str, Wire]) -> tuple[str, ...]:
         """A key as a tuple of strings (what checkpoints and reports hold)."""
-        return tuple(str(next(iter(key[a].values()))) for a in self.key_attrs if a in key)
+        return tuple(self.plain_key(key).values())
 
     def plain_key(self, key: Mapping[str, Wire]) -> dict[str, str]:
-        return {a: str(next(iter(key[a].values()))) for a in self.key_attrs if a in key}
+        return Key.of(key, self.key_attrs).strings
 
     # -- deciding --
 
@@ -223,8 +218,7 @@ class BackfillPlan:
         """What ``item`` needs (see the module docstring); ``ctx`` gives now (TTL)."""
         spec = self.spec
         key = self.key_of(item)
-        tag = item.get(spec.table.type_attribute)
-        if tag is None or tag.get("S") not in spec.type_tags or is_expired(spec, item, ctx):
+        if not spec.owns(item, ctx.now_epoch()):
             return Decision("skip", key, item)
         try:
             entity = with_shards(spec, spec.from_item(item))
@@ -313,14 +307,14 @@ class BackfillPlan:
 
         def changed(_old: dict[str, Wire] | None) -> SingleTableError:
             return ConditionFailed(
-                f"{where} {key_text(old_key)}: the item changed since it was read",
-                key=key_text(old_key),
+                f"{where} {Key(old_key).text}: the item changed since it was read",
+                key=Key(old_key).text,
             )
 
         def taken(_old: dict[str, Wire] | None) -> SingleTableError:
             return ConditionFailed(
-                f"{where} {key_text(old_key)}: its new key {key_text(new_key)} holds another item",
-                key=key_text(new_key),
+                f"{where} {Key(old_key).text}: its new key {Key(new_key).text} holds another item",
+                key=Key(new_key).text,
             )
 
         ops = [

@@ -161,7 +161,11 @@ def check_table(spec: EntitySpec, table: Table, where: str) -> None:
 
 class Decoder:
     """How a pattern turns returned items into results: by type tag (an entity, or the
-    pattern's projection of it), expired items left out. Built once per pattern at bind time."""
+    pattern's projection of it), expired items left out. Built once per pattern at bind time.
+
+    Its loops are :meth:`EntitySpec.owns <singletable._entity.EntitySpec.owns>` for several
+    entities at once, inlined for speed: the tag sets come from each spec's ``type_tags`` and
+    ``expires``."""
 
     __slots__ = ("decoders", "expiring", "tag_attribute", "ttl_attribute")
 
@@ -178,7 +182,7 @@ class Decoder:
         for spec in specs:
             for tag in spec.type_tags:
                 self.decoders.setdefault(tag, decode or spec.from_item)
-                if spec.ttl_field and table.ttl_attribute:
+                if spec.expires:
                     expiring.add(tag)
         self.expiring = frozenset(expiring)
 

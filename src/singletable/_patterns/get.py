@@ -10,7 +10,6 @@ from typing_extensions import Self
 from .._context import PlanContext
 from .._entity import Entity
 from .._flows import Flow, Send, is_async
-from .._wire import ttl_passed
 from ..errors import ItemDecodeError, KeyTemplateError, PatternArgumentError
 from .base import (
     AsyncRunner,
@@ -23,7 +22,7 @@ from .base import (
     projection_of,
 )
 from .bound import AsyncBoundGet, BoundGet
-from .keyed import split_lookup
+from .keywords import split_lookup
 
 if TYPE_CHECKING:
     from .._table import Table
@@ -49,7 +48,6 @@ class GetPattern(Pattern, Generic[E]):
         self.spec = entity_spec(self.entity, where)
         check_table(self.spec, table, where)
         self.accepted: tuple[str, ...] = self.spec.key_arguments
-        self.tags = frozenset(self.spec.type_tags)
         self.projection = projection_of(self.project, self.spec, where)
         self.decode_item = (
             self.spec.from_item if self.projection is None else self.projection.decode
@@ -137,9 +135,8 @@ class GetPattern(Pattern, Generic[E]):
         if item is None:
             return None
         spec = self.spec
-        table = spec.table
-        tag = item.get(table.type_attribute)
-        if tag is None or tag.get("S") not in self.tags:
+        if not spec.tagged(item):
+            tag = item.get(spec.table.type_attribute)
             raise ItemDecodeError(
                 f"the item at {spec.describe_key(item)} is a "
                 f"{tag.get('S') if tag else 'untyped item'!r}, not a {spec.type_name!r} "
@@ -147,8 +144,7 @@ class GetPattern(Pattern, Generic[E]):
                 key=spec.describe_key(item),
                 raw=item,
             )
-        ttl = table.ttl_attribute
-        if spec.ttl_field and ttl and ttl_passed(item, ttl, ctx.now_epoch()):
+        if spec.expires and spec.expired(item, ctx.now_epoch()):
             return None
         result: E = self.decode_item(item)
         return result

@@ -22,13 +22,10 @@ from .._projection import ProjectionPlan
 from .._table import IndexKeys, Table
 from ..errors import InvalidCursor, InvalidRequestError, KeyTemplateError, ModelDefinitionError
 from .base import Decoder, Pattern, pattern_argument_error
+from .keywords import COMPARISON_OPS, RANGE_OPS, CallKeywords, QueryCall, split_lookup
 
 Order = Literal["asc", "desc"]
 CompiledFilter = tuple[str, dict[str, str], dict[str, Any]]
-RANGE_OPS = ("gt", "gte", "lt", "lte", "between", "begins_with")
-#: The comparisons (every lookup but ``begins_with``): they exist on every sort-key field, and
-#: are refused with KeyTemplateError where a bound cannot be exact (DESIGN: Access patterns).
-COMPARISON_OPS = ("gt", "gte", "lt", "lte", "between")
 _NUMBER_KINDS = (KeyKind.INT, KeyKind.DECIMAL)
 _SORT_EXPRESSIONS = {
     "=": "#sk = :sk",
@@ -96,14 +93,6 @@ def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan:
     return KeyPlan(index, keys, pk, index_spec.sk)
 
 
-def split_lookup(name: str) -> tuple[str, str] | None:
-    """``("rating", "gte")`` for ``"rating__gte"``; None when the name is no lookup."""
-    field, sep, op = name.rpartition("__")
-    if sep and op in RANGE_OPS and field:
-        return field, op
-    return None
-
-
 def within(value: str, sort: SortCondition) -> bool:
     """Whether a sort-key value satisfies the condition (cursor checks, in-memory queries)."""
     op, values = sort.op, sort.values
@@ -165,33 +154,34 @@ class KeyedPattern(Pattern):
     def _plan_keywords(self) -> None:
         """What the call keywords mean, decided once per pattern (calls look names up).
 
-        ``_lookups`` maps every lookup that exists on a sort-key field to ``(field, op)``:
-        the comparisons on every sort-key field (refused with KeyTemplateError where a bound
-        cannot be exact), ``begins_with`` on the fields whose rendering is their readable text
-        (not numbers: ``{n:sortable}`` is an encoding and a digit prefix is no numeric range).
-        ``_known`` is every keyword the pattern understands; ``accepted`` lists, for messages,
-        those that make sense: range lookups only where they are exact.
+        Every lookup that exists on a sort-key field: the comparisons on every sort-key field
+        (refused with KeyTemplateError where a bound cannot be exact), ``begins_with`` on the
+        fields whose rendering is their readable text (not numbers: ``{n:sortable}`` is an
+        encoding and a digit prefix is no numeric range). Messages list the lookups that make
+        sense: range lookups only where they are exact.
         """
         spec = self.specs[0]
         sk = self.plan.sk
         lookups: dict[str, tuple[str, str]] = {}
-        accepted: list[str] = list(self.plan.pk.fields)
+        listed: list[str] = []
         for ph in sk.placeholders if sk is not None else ():
             assert sk is not None
             field = ph.field
-            accepted.append(field)
+            listed.append(field)
             ops = COMPARISON_OPS if self._is_number(spec, field) else RANGE_OPS
             exact = sk.is_rangeable(field) and not (ph.is_text and sk.escape)
             for op in ops:
                 lookups[f"{field}__{op}"] = (field, op)
                 if exact or op == "begins_with":
-                    accepted.append(f"{field}__{op}")
-        accepted += sorted(self.filter_params)
-        accepted += ["limit", "cursor", "where"]
-        self._lookups = lookups
-        self._sk_field_set = frozenset(sk.fields if sk is not None else ())
-        self.accepted: tuple[str, ...] = tuple(accepted)
-        self._known = frozenset(accepted) | lookups.keys()
+                    listed.append(f"{field}__{op}")
+        self.call_keywords = CallKeywords(
+            self.plan.pk.fields,
+            sk.fields if sk is not None else (),
+            lookups,
+            tuple(listed),
+            tuple(sorted(self.filter_params)),
+            partition_text=f"partition key {self.plan.pk.text!r}",
+        )
 
     @staticmethod
     def _is_number(spec: EntitySpec, field: str) -> bool:
@@ -200,9 +190,14 @@ class KeyedPattern(Pattern):
             return False
         return key_type_of(info.annotation).kind in _NUMBER_KINDS
 
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        return self.call_keywords.accepted
+
     def argument_error(self, unknown: Iterable[str]) -> InvalidRequestError:
         reasons = {}
-        pk_fields = self.plan.pk.fields
+        keywords = self.call_keywords
+        pk_fields = keywords.partition
         for name in unknown:
             split = split_lookup(name)
             if split is None:
@@ -210,13 +205,13 @@ class KeyedPattern(Pattern):
             field, op = split
             if field in pk_fields:
                 reasons[name] = f"{field} is in the partition key, which takes one exact value"
-            elif field in self._sk_field_set and op == "begins_with":
+            elif field in keywords.sort and op == "begins_with":
                 reasons[name] = (
                     f"{field} is a number and begins_with compares text; use {field}__gte, "
                     f"{field}__lt or {field}__between"
                 )
         return pattern_argument_error(
-            self.name, unknown, self.accepted, known=self._known, reasons=reasons
+            self.name, unknown, keywords.accepted, known=keywords.known, reasons=reasons
         )
 
     def _default_sort(self) -> SortCondition | None:
@@ -227,8 +222,8 @@ class KeyedPattern(Pattern):
         return set(self.plan.sk.fields) if self.plan.sk else set()
 
     def keywords(self) -> tuple[set[str], set[str]]:
-        required = set(self.plan.pk.fields) | self.filter_params
-        return required, set(self._known)
+        keywords = self.call_keywords
+        return set(keywords.required), set(keywords.known)
 
     def key_condition_text(self) -> str:
         keys = self.plan.keys
@@ -254,76 +249,17 @@ class KeyedPattern(Pattern):
 
     def compile(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
         """The Query request for call keywords (pure; no I/O)."""
-        if not self._known.issuperset(kwargs):  # no set built on the valid path
-            raise self.argument_error(kwargs.keys() - self._known)
-        return self.compile_known(ctx, kwargs)
+        keywords = self.call_keywords
+        if not keywords.known.issuperset(kwargs):  # no set built on the valid path
+            raise self.argument_error(kwargs.keys() - keywords.known)
+        return self.compile_call(ctx, keywords.split(self.name, kwargs))
 
-    def compile_known(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
-        """:meth:`compile` for keywords already checked (a scatter query adds its shard)."""
-        kw = dict(kwargs)
-        limit = kw.pop("limit", None)
-        cursor = kw.pop("cursor", None)
-        call_filter = self._call_filter(kw.pop("where", None))
-        if limit is None:
-            limit = ctx.default_limit
-        elif not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise InvalidRequestError(f"{self.name}: limit must be a positive int, not {limit!r}")
-        filter_values = {name: kw.pop(name) for name in list(kw) if name in self.filter_params}
-        missing_params = self.filter_params - set(filter_values)
-        if missing_params:
-            raise KeyTemplateError(
-                f"{self.name} needs the filter parameter(s) {', '.join(sorted(missing_params))}",
-                key=sorted(missing_params)[0],
-            )
-        spec = self.specs[0]
-        plan = self.plan
-        lookup: tuple[str, str, Any] | None = None
-        pk_values: dict[str, Any] = {}
-        sk_values: dict[str, Any] = {}
-        sk_fields = self._sk_field_set
-        lookups = self._lookups
-        pk_fields = plan.pk.fields
-        for name, value in kw.items():  # every name is known (checked above)
-            if name in pk_fields:
-                pk_values[name] = value
-            elif name in sk_fields:
-                sk_values[name] = value
-            else:
-                if lookup is not None:
-                    raise KeyTemplateError(
-                        f"{self.name}: one range lookup per query (DynamoDB allows one sort-key "
-                        f"condition); got {lookup[0]}__{lookup[1]} and {name}",
-                        key=name,
-                    )
-                field, op = lookups[name]
-                lookup = (field, op, value)
-        missing = [f for f in plan.pk.fields if f not in pk_values]
-        if missing:
-            raise KeyTemplateError(
-                f"{self.name} needs {', '.join(missing)} (partition key {plan.pk.text!r})",
-                key=missing[0],
-            )
-        coerce = spec.coerce
-        pk_text = plan.pk.render({name: coerce(name, v) for name, v in pk_values.items()})
-        sort: SortCondition | None = None
-        if plan.sk is not None:
-            coerced = {name: coerce(name, v) for name, v in sk_values.items()}
-            if lookup is not None:
-                field, op, value = lookup
-                if op == "between":
-                    if not isinstance(value, (tuple, list)) or len(value) != 2:
-                        raise KeyTemplateError(
-                            f"{field}__between takes a (low, high) pair", key=field
-                        )
-                    value = (coerce(field, value[0]), coerce(field, value[1]))
-                elif op == "begins_with" and isinstance(value, str):
-                    pass  # a partial rendering, e.g. created_at__begins_with="2026-06"
-                else:
-                    value = coerce(field, value)
-                lookup = (field, op, value)
-            sort = plan.sk.sort_condition(coerced, lookup)
-        else:
-            sort = self._default_sort()
+    def compile_call(self, ctx: PlanContext, call: QueryCall) -> QueryPlan:
+        """The Query for a split call (a scatter query compiles one per value of its field)."""
+        limit = ctx.default_limit if call.limit is None else call.limit
+        call_filter = self._call_filter(call.where)
+        pk_text, sort = self.key_condition(call)
+        filter_values = call.filter_values
         params = self._request(ctx, pk_text, sort, limit, filter_values, call_filter)
         compiled = QueryPlan(
             params,
@@ -341,11 +277,33 @@ class KeyedPattern(Pattern):
             limit,
             sort,
         )
-        if cursor is not None:
+        if call.cursor is not None:
             params["ExclusiveStartKey"] = self._start_key(
-                ctx, cursor, compiled.binding, pk_text, sort
+                ctx, call.cursor, compiled.binding, pk_text, sort
             )
         return compiled
+
+    def key_condition(self, call: QueryCall) -> tuple[str, SortCondition | None]:
+        """The rendered partition key and the sort-key condition of a call (key templates)."""
+        coerce = self.specs[0].coerce
+        plan = self.plan
+        pk_text = plan.pk.render({name: coerce(name, v) for name, v in call.pk.items()})
+        if plan.sk is None:
+            return pk_text, self._default_sort()
+        coerced = {name: coerce(name, v) for name, v in call.sk.items()}
+        lookup = call.lookup
+        if lookup is not None:
+            field, op, value = lookup
+            if op == "between":
+                if not isinstance(value, (tuple, list)) or len(value) != 2:
+                    raise KeyTemplateError(f"{field}__between takes a (low, high) pair", key=field)
+                value = (coerce(field, value[0]), coerce(field, value[1]))
+            elif op == "begins_with" and isinstance(value, str):
+                pass  # a partial rendering, e.g. created_at__begins_with="2026-06"
+            else:
+                value = coerce(field, value)
+            lookup = (field, op, value)
+        return pk_text, plan.sk.sort_condition(coerced, lookup)
 
     def _request(
         self,

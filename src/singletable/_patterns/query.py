@@ -10,10 +10,11 @@ from typing_extensions import Self
 
 from .._context import PlanContext
 from .._entity import EntitySpec
+from .._expressions import add_filter
 from .._flows import Flow, Send, is_async
+from .._item_key import key_identity
 from .._paging import KeyRef, Page
-from .._verbs.batch import batch_get_items, key_identity
-from .._wire import ttl_passed
+from .._verbs.batch import batch_get_items
 from ..errors import KeyTemplateError, ModelDefinitionError, MultipleResultsError
 from .base import AsyncRunner, ExplainRow, SyncRunner, check_table, entity_spec, projection_of
 from .bound import AsyncBoundOne, AsyncBoundQuery, BoundOne, BoundQuery
@@ -212,26 +213,9 @@ class QueryPattern(KeyedPattern, Generic[T]):
         every page."""
         params.pop("Limit", None)
         params["Select"] = "COUNT"
-        spec = self.specs[0]
         if not (self.keys_only or self.hydrate):
-            # Count only this entity's live items: the type tag (and TTL) as a filter.
-            names = params["ExpressionAttributeNames"]
-            values = params["ExpressionAttributeValues"]
-            names["#ctype"] = spec.table.type_attribute
-            tags = spec.type_tags
-            for number, tag in enumerate(tags):
-                values[f":ctype{number}"] = {"S": tag}
-            condition = (
-                "#ctype = :ctype0"
-                if len(tags) == 1
-                else f"#ctype IN ({', '.join(f':ctype{n}' for n in range(len(tags)))})"
-            )
-            if spec.ttl_field and spec.table.ttl_attribute:
-                names["#cttl"] = spec.table.ttl_attribute
-                values[":cnow"] = {"N": str(ctx.now_epoch())}
-                condition += " AND (attribute_not_exists(#cttl) OR #cttl >= :cnow)"
-            existing = params.get("FilterExpression")
-            params["FilterExpression"] = f"({existing}) AND {condition}" if existing else condition
+            # Count only this entity's live items: ownership as a filter.
+            add_filter(params, self.specs[0].ownership_filter(ctx.now_epoch()), "c")
         total = 0
         while True:
             response = yield Send("Query", dict(params), self.name)
@@ -274,19 +258,13 @@ class QueryPattern(KeyedPattern, Generic[T]):
         found = yield from batch_get_items(
             ctx.table_name, keys, key_attrs, ctx.retry, pattern=self.name, projection=projection
         )
-        ttl_attr = table.ttl_attribute if spec.ttl_field else None
-        now = ctx.now_epoch() if ttl_attr else 0
-        tags = spec.type_tags
+        now = ctx.now_epoch() if spec.expires else 0
         decode = spec.from_item if self.projection is None else self.projection.decode
         entities = []
         for key in keys:
             item = found.get(key_identity(key, key_attrs))
-            if item is None or (ttl_attr and ttl_passed(item, ttl_attr, now)):
-                continue  # deleted or expired between the index read and the fetch
-            tag = item.get(table.type_attribute)
-            if tag is None or tag.get("S") not in tags:
-                continue
-            entities.append(decode(item))
+            if item is not None and spec.owns(item, now):  # else deleted or expired meanwhile
+                entities.append(decode(item))
         return entities
 
     # -- binding --

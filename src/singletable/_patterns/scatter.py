@@ -79,12 +79,7 @@ class ScatterQueryPattern(QueryPattern[Any]):
     def _plan_keywords(self) -> None:
         super()._plan_keywords()
         # The shard is the scatter's to choose: passing it is not a call keyword.
-        self.accepted = tuple(name for name in self.accepted if name != self.scatter)
-        self._known = self._known - {self.scatter}
-
-    def keywords(self) -> tuple[set[str], set[str]]:
-        required, accepted = super().keywords()
-        return required - {self.scatter}, accepted
+        self.call_keywords = self.call_keywords.without(self.scatter)
 
     def explain(self) -> ExplainRow:
         row = super().explain()
@@ -105,10 +100,13 @@ class ScatterQueryPattern(QueryPattern[Any]):
 
     def shard_plans(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> list[QueryPlan]:
         """One Query per shard (no start keys), for call keywords without the cursor."""
-        if not self._known.issuperset(kwargs):
-            raise self.argument_error(kwargs.keys() - self._known)
-        plain = {k: v for k, v in kwargs.items() if k != "cursor"}
-        return [self.compile_known(ctx, {**plain, self.scatter: s}) for s in range(self.shards)]
+        keywords = self.call_keywords
+        if not keywords.known.issuperset(kwargs):
+            raise self.argument_error(kwargs.keys() - keywords.known)
+        call = keywords.split(self.name, kwargs)
+        return [
+            self.compile_call(ctx, call.one_query({self.scatter: s})) for s in range(self.shards)
+        ]
 
     def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """A scatter pattern's requests: ``{"Queries": [one Query per shard]}``."""

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._context import PlanContext
+from .._verbs.guards import GUARD_TYPE
 from .layout_items import (
     ItemsError,
     format_value,
@@ -61,7 +62,7 @@ __all__ = [
     "scan_items",
 ]
 
-GUARD_TYPE = "__unique__"
+
 MAX_CALLS = 50  # pattern calls shown per pattern
 
 PALETTE = (

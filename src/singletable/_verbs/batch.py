@@ -7,6 +7,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._flows import Flow, Send, Sleep
+from .._item_key import key_identity
 from ..errors import UnprocessedItemsError
 
 if TYPE_CHECKING:
@@ -16,11 +17,6 @@ I = TypeVar("I")  # noqa: E741 - an input item as the caller gave it
 
 GET_CHUNK = 100
 WRITE_CHUNK = 25
-
-
-def key_identity(key: dict[str, Any], attrs: Sequence[str]) -> tuple[Any, ...]:
-    """A hashable identity of a primary key (attribute values in schema order)."""
-    return tuple(next(iter(key[a].values())) for a in attrs if a in key)
 
 
 def batch_get_items(

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Any
 
 from .._entity import Entity, EntitySpec
 from .._flows import Flow, Send
+from .._item_key import key_identity
 from .._paging import KeyRef
 from .._projection import is_projection
 from ..errors import InvalidRequestError
-from .batch import batch_get_items, batch_write, key_identity
+from .batch import batch_get_items, batch_write
 from .ops import live_entity, stamped
 
 if TYPE_CHECKING:

@@ -7,12 +7,13 @@ import uuid
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._context import WriteContext
 from .._flows import Flow, Send, Sleep
+from .._item_key import Key, key_identity
 from .._record import FrozenRecord
 from .._wire import MAX_ITEM_BYTES, item_size
 from ..errors import InvalidRequestError, ServiceError, SingleTableError, TransactionCanceled
-from .batch import key_identity
-from .ops import WriteContext, WriteOp, live_entity
+from .ops import WriteOp, live_entity
 
 if TYPE_CHECKING:
     from .._context import PlanContext
@@ -135,7 +136,7 @@ def commit(
         except ServiceError as exc:
             if exc.aws_code != "TransactionCanceledException":
                 raise
-            canceled = canceled_error(ops, exc, WriteContext(context.table_name, context.now()))
+            canceled = canceled_error(ops, exc, context.at())
         attempt += 1
         if not canceled.retryable or attempt >= retry.max_attempts:
             raise canceled
@@ -162,7 +163,7 @@ def canceled_error(
                 index=index,
                 kind=op.kind,
                 entity_type=op.entity_type,
-                key=", ".join(f"{a}={next(iter(v.values()))}" for a, v in op.key.items()),
+                key=str(Key(op.key)),
                 code=code if code not in ("None",) else None,
                 message=entry.get("Message"),
                 item=decoded,

@@ -9,16 +9,17 @@ the item itself.
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from .._context import WriteContext
 from .._entity import EntitySpec
 from .._expressions import raw_condition
+from .._item_key import Key
 from .._keys import KeyTemplate
 from .._wire import Wire
 from ..errors import ConditionFailed, SingleTableError, UniqueConstraintViolation
-from .ops import WriteContext, WriteOp, compile_condition, key_text
+from .ops import WriteOp, compile_condition
 
 GUARD_TYPE = "__unique__"
 OWNER_ATTRIBUTE = "_owner"
@@ -52,10 +53,6 @@ def _guard_template(spec: EntitySpec, field_name: str) -> KeyTemplate:
     )
 
 
-def _owner_text(key: Mapping[str, Wire]) -> str:
-    return json.dumps([next(iter(v.values())) for v in key.values()], ensure_ascii=False)
-
-
 def guard_put(
     spec: EntitySpec,
     field_name: str,
@@ -72,19 +69,19 @@ def guard_put(
     item: dict[str, Wire] = {
         **key,
         table.type_attribute: {"S": GUARD_TYPE},
-        OWNER_ATTRIBUTE: {"S": _owner_text(owner)},
+        OWNER_ATTRIBUTE: {"S": Key(owner).owner_json},
     }
     if ttl is not None and table.ttl_attribute:
         item[table.ttl_attribute] = ttl
     owners = [owner] + ([previous_owner] if previous_owner is not None else [])
-    values = {f"@own{i}": {"S": _owner_text(o)} for i, o in enumerate(owners)}
+    values = {f"@own{i}": {"S": Key(o).owner_json} for i, o in enumerate(owners)}
     owned = " OR ".join(f"@owner = @own{i}" for i in range(len(owners)))
     text = f"attribute_not_exists(@pk) OR {owned}"
     names = {"@pk": table.pk, "@owner": OWNER_ATTRIBUTE}
     if table.ttl_attribute:
         text += " OR @ttl < @now"
         names["@ttl"] = table.ttl_attribute
-        values["@now"] = {"N": str(ctx.now_epoch)}
+        values["@now"] = {"N": str(ctx.now_epoch())}
     params: dict[str, Any] = {"TableName": ctx.table_name, "Item": item}
     compile_condition(None, raw_condition(text, names, values), params)
 
@@ -92,7 +89,7 @@ def guard_put(
         return UniqueConstraintViolation(
             # (the value stays out of the message: unique values are often personal data)
             f"{spec.name}.{field_name}: the value is already taken by another {spec.name}",
-            key=key_text(key),
+            key=Key(key).text,
             field=field_name,
         )
 
@@ -110,14 +107,14 @@ def guard_delete(
     condition = raw_condition(
         "attribute_not_exists(@pk) OR @owner = @own",
         {"@pk": spec.table.pk, "@owner": OWNER_ATTRIBUTE},
-        {"@own": {"S": _owner_text(owner)}},
+        {"@own": {"S": Key(owner).owner_json}},
     )
     compile_condition(None, condition, params)
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(
             f"the unique guard of {spec.name}.{field_name} belongs to another item",
-            key=key_text(key),
+            key=Key(key).text,
         )
 
     return WriteOp(

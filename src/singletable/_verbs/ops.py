@@ -10,15 +10,16 @@ ops fill transactions, so semantics are identical there.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
 from .._codec import encode_value
+from .._context import WriteContext
 from .._entity import EntitySpec
 from .._expressions import Attr, CompileContext, Condition, ExpressionBuilder, all_of, raw_condition
-from .._wire import Wire, ttl_passed
+from .._item_key import Key
+from .._wire import Wire
 from ..errors import (
     ConditionFailed,
     InvalidRequestError,
@@ -92,25 +93,7 @@ _SINGLE_ONLY = frozenset(
 )
 
 
-class WriteContext:
-    """What compiling a write needs besides the entity: now, and the table's physical name."""
-
-    __slots__ = ("now", "table_name")
-
-    def __init__(self, table_name: str, now: datetime) -> None:
-        self.table_name = table_name
-        self.now = now
-
-    @property
-    def now_epoch(self) -> int:
-        return int(self.now.timestamp())
-
-
 # -- conditions --------------------------------------------------------------------------------
-
-
-def key_text(key: Mapping[str, Wire]) -> str:
-    return ", ".join(f"{a}={next(iter(v.values()))!r}" for a, v in key.items())
 
 
 def exists_condition(spec: EntitySpec, ctx: WriteContext) -> Condition:
@@ -121,7 +104,7 @@ def exists_condition(spec: EntitySpec, ctx: WriteContext) -> Condition:
         return raw_condition(
             "attribute_exists(@pk) AND (attribute_not_exists(@ttl) OR @ttl >= @now)",
             {"@pk": pk, "@ttl": ttl},
-            {"@now": {"N": str(ctx.now_epoch)}},
+            {"@now": {"N": str(ctx.now_epoch())}},
         )
     return raw_condition("attribute_exists(@pk)", {"@pk": pk})
 
@@ -132,7 +115,7 @@ def absent_condition(pk: str, ttl: str | None, ctx: WriteContext) -> Condition:
         return raw_condition(
             "attribute_not_exists(@pk) OR @ttl < @now",
             {"@pk": pk, "@ttl": ttl},
-            {"@now": {"N": str(ctx.now_epoch)}},
+            {"@now": {"N": str(ctx.now_epoch())}},
         )
     return raw_condition("attribute_not_exists(@pk)", {"@pk": pk})
 
@@ -179,22 +162,9 @@ def live_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteCon
 def stored_entity(spec: EntitySpec, item: Mapping[str, Wire] | None, ctx: WriteContext) -> Any:
     """Like :func:`live_entity`, but an item of this type that no longer decodes raises
     :class:`ItemDecodeError` instead of reading as absent."""
-    if not item:
-        return None
-    if is_expired(spec, item, ctx):
-        return None
-    tag = item.get(spec.table.type_attribute)
-    if tag is None or tag.get("S") not in spec.type_tags:
+    if not item or not spec.owns(item, ctx.now_epoch()):
         return None
     return spec.from_item(item)
-
-
-def is_expired(spec: EntitySpec, item: Mapping[str, Wire], ctx: WriteContext) -> bool:
-    """``item`` (of ``spec``'s type, which has a TTL field) has a TTL before now."""
-    ttl = spec.table.ttl_attribute
-    if not ttl or not spec.ttl_field:
-        return False
-    return ttl_passed(item, ttl, ctx.now_epoch)
 
 
 def validated(spec: EntitySpec, values: Mapping[str, Any]) -> Any:
@@ -233,9 +203,9 @@ def stamped(
     if spec.version_field and bump:
         changes[spec.version_field] = getattr(entity, spec.version_field) + 1
     if spec.created_field and (creating or getattr(entity, spec.created_field) is None):
-        changes[spec.created_field] = ctx.now
+        changes[spec.created_field] = ctx.now()
     if spec.updated_field:
-        changes[spec.updated_field] = ctx.now
+        changes[spec.updated_field] = ctx.now()
     if not changes:
         return entity
     return entity.model_copy(update=changes)
@@ -295,14 +265,14 @@ def stale_or_failed(
     :class:`ConditionFailed` naming the field (the item changed since it was read); else the
     caller's condition failed: :class:`ConditionFailed` showing it (:func:`condition_text`).
     """
-    where = f"{verb} {spec.name} {key_text(key)}"
+    where = f"{verb} {spec.name} {Key(key).text}"
     if spec.version_field and expected_version is not None:
         stored = getattr(current, spec.version_field) if current is not None else 0
         if stored != expected_version:
             return VersionConflict(
-                f"{spec.name} {key_text(key)} is at version {stored}, not "
+                f"{spec.name} {Key(key).text} is at version {stored}, not "
                 f"{expected_version}; reload it and retry",
-                key=key_text(key),
+                key=Key(key).text,
                 item=current,
             )
     if current is not None and expected:
@@ -311,7 +281,7 @@ def stale_or_failed(
             return ConditionFailed(
                 f"{where}: the stored {', '.join(moved)} changed since the write read it "
                 "(a concurrent write); read the item again and retry",
-                key=key_text(key),
+                key=Key(key).text,
                 item=current,
             )
     if condition is not None:
@@ -320,12 +290,12 @@ def stale_or_failed(
             unsure = " (or the stored item changed since it was read)"
         return ConditionFailed(
             f"{where}: the condition= you passed did not hold{unsure}: {condition_text(condition)}",
-            key=key_text(key),
+            key=Key(key).text,
             item=current,
         )
     return ConditionFailed(
         f"the condition on {where} did not hold (the stored item changed since it was read?)",
-        key=key_text(key),
+        key=Key(key).text,
         item=current,
     )
 
@@ -345,12 +315,12 @@ def exists_check(
     )
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
-        if not old or is_expired(spec, old, ctx):
-            return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
+        if not old or spec.expired(old, ctx.now_epoch()):
+            return NotFound(f"{spec.name} {Key(key).text} does not exist", key=Key(key).text)
         text = condition_text(condition) if condition is not None else "the item exists"
         return ConditionFailed(
-            f"updating {spec.name} {key_text(key)}: the condition= you passed did not hold: {text}",
-            key=key_text(key),
+            f"updating {spec.name} {Key(key).text}: the condition= you passed did not hold: {text}",
+            key=Key(key).text,
             item=live_entity(spec, old, ctx),
         )
 
@@ -366,9 +336,9 @@ def compile_condition_check(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(
-            f"the condition check on {spec.name} {key_text(key)} did not hold: "
+            f"the condition check on {spec.name} {Key(key).text} did not hold: "
             f"{condition_text(condition)}",
-            key=key_text(key),
+            key=Key(key).text,
             item=live_entity(spec, old, ctx),
         )
 

@@ -12,8 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .._context import WriteContext
 from .._entity import EntitySpec, spec_of
 from .._flows import Flow, Send
+from .._keys import UPDATE_KEYWORDS
 from .._projection import is_projection
 from ..errors import (
     ConditionFailed,
@@ -25,7 +27,6 @@ from ..errors import (
 from .commit import commit, first_failure
 from .guards import guard_delete, guard_put
 from .ops import (
-    WriteContext,
     WriteOp,
     compile_condition_check,
     exists_check,
@@ -47,10 +48,6 @@ DELETE_ATTEMPTS = 3
 
 UNREAD: Any = object()
 """"The item was not read yet" (None means: read, and absent)."""
-
-UPDATE_KEYWORDS = frozenset(
-    {"set", "remove", "add", "delete", "append", "if_not_exists", "condition", "upsert"}
-)
 
 
 class WritePlanner:
@@ -90,7 +87,7 @@ class WritePlanner:
         return spec
 
     def write_context(self) -> WriteContext:
-        return WriteContext(self.context.table_name, self.context.now())
+        return self.context.at()
 
     # -- reads a write needs --
 

@@ -11,21 +11,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .._context import WriteContext
 from .._entity import EntitySpec
 from .._expressions import Attr, Condition, all_of, raw_condition
+from .._item_key import Key
 from .._wire import Wire
 from ..errors import AlreadyExists, ConditionFailed, NotFound, SingleTableError
 from .guards import guard_delete, guard_put
 from .ops import (
-    WriteContext,
     WriteOp,
     absent_condition,
     as_stored,
     compile_condition,
     condition_text,
     exists_condition,
-    is_expired,
-    key_text,
     live_entity,
     stale_or_failed,
     stamped,
@@ -51,14 +50,14 @@ def compile_create(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
-        if condition is None or (old and not is_expired(spec, old, ctx)):
+        if condition is None or (old and not spec.expired(old, ctx.now_epoch())):
             return AlreadyExists(
-                f"{spec.name} {key_text(key)} already exists", key=key_text(key), item=current
+                f"{spec.name} {Key(key).text} already exists", key=Key(key).text, item=current
             )
         return ConditionFailed(
-            f"creating {spec.name} {key_text(key)}: the condition= you passed did not hold: "
+            f"creating {spec.name} {Key(key).text}: the condition= you passed did not hold: "
             f"{condition_text(condition)}",
-            key=key_text(key),
+            key=Key(key).text,
             item=current,
         )
 
@@ -189,13 +188,13 @@ def compile_delete(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
-        if must_exist and (not old or is_expired(spec, old, ctx)):
-            return NotFound(f"{spec.name} {key_text(key)} does not exist", key=key_text(key))
+        if must_exist and (not old or spec.expired(old, ctx.now_epoch())):
+            return NotFound(f"{spec.name} {Key(key).text} does not exist", key=Key(key).text)
         if absent and current is not None:
             return ConditionFailed(
-                f"deleting {spec.name} {key_text(key)}: the item was created after the delete "
+                f"deleting {spec.name} {Key(key).text}: the item was created after the delete "
                 "read it as absent (a concurrent create); read it again and retry",
-                key=key_text(key),
+                key=Key(key).text,
                 item=current,
             )
         return stale_or_failed(
@@ -219,7 +218,7 @@ def _no_live_entity(spec: EntitySpec, ctx: WriteContext) -> Condition:
     if spec.ttl_field and table.ttl_attribute:
         text += " OR @ttl < @now"
         names["@ttl"] = table.ttl_attribute
-        values["@now"] = {"N": str(ctx.now_epoch)}
+        values["@now"] = {"N": str(ctx.now_epoch())}
     return raw_condition(text, names, values)
 
 

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from .._codec import bare_annotation, encode_value
+from .._context import WriteContext
 from .._entity import EntitySpec
 from .._expressions import (
     Attr,
@@ -25,17 +26,15 @@ from .._expressions import (
     UpdateExpression,
     all_of,
 )
+from .._item_key import Key
 from .._wire import Wire, datetime_text, epoch_text
 from ..errors import InvalidRequestError, KeyTemplateError, NotFound, SingleTableError
 from .guards import guard_delete, guard_put
 from .index_keys import index_changes
 from .ops import (
-    WriteContext,
     WriteOp,
     condition_encoder,
     exists_condition,
-    is_expired,
-    key_text,
     live_entity,
     stale_or_failed,
     version_condition,
@@ -86,7 +85,7 @@ def compile_update(
         spec, ctx, builder, clauses, coerced_keys, index_set, index_remove, upsert
     )
     if not update:
-        raise InvalidRequestError(f"update of {spec.name} {key_text(key)} changes nothing")
+        raise InvalidRequestError(f"update of {spec.name} {Key(key).text} changes nothing")
 
     conditions: list[Condition | None] = [condition]
     if not upsert:
@@ -117,11 +116,11 @@ def compile_update(
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
-        if not upsert and (not old or is_expired(spec, old, ctx)):
+        if not upsert and (not old or spec.expired(old, ctx.now_epoch())):
             return NotFound(
-                f"{spec.name} {key_text(key)} does not exist (update needs an existing item; "
+                f"{spec.name} {Key(key).text} does not exist (update needs an existing item; "
                 "pass upsert=True to create it)",
-                key=key_text(key),
+                key=Key(key).text,
                 item=None,
             )
         return stale_or_failed(
@@ -262,7 +261,7 @@ def _after_update(
         blind |= {n: "if_not_exists=" for n in clauses.if_not_exists}
     if spec.updated_field:
         touched.add(spec.updated_field)
-        known[spec.updated_field] = ctx.now
+        known[spec.updated_field] = ctx.now()
     if spec.version_field:
         touched.add(spec.version_field)
         if instance is not None:
@@ -338,7 +337,7 @@ def _update_expression(
 
 def _now_wire(spec: EntitySpec, name: str, ctx: WriteContext) -> Wire:
     """Now, as the timestamp field ``name`` stores it (its declared datetime format)."""
-    return spec.encode_field(name, ctx.now) or {"S": datetime_text(ctx.now)}
+    return spec.encode_field(name, ctx.now()) or {"S": datetime_text(ctx.now())}
 
 
 def _instance_conditions(

@@ -324,13 +324,13 @@ def _rule_indexes(model: _Model) -> Iterable[Finding]:
 
 def _keep_ratio(condition: Condition, spec: EntitySpec) -> tuple[float, str]:
     """A rough share of items a filter keeps, and how it was estimated."""
-    from ..._expressions import _Between, _Compare, _Function, _In, _Join, _Not, top_field
+    from ..._expressions import Between, Compare, Function, In, Join, Not, top_field
 
     def domain_size(path: str) -> int | None:
         values = field_domain(spec, top_field(path))
         return len(values) if values else None
 
-    if isinstance(condition, _Compare):
+    if isinstance(condition, Compare):
         size = domain_size(condition.path)
         if condition.op == "=":
             if size:
@@ -341,22 +341,22 @@ def _keep_ratio(condition: Condition, spec: EntitySpec) -> tuple[float, str]:
                 return 1 - 1 / size, f"<> on a field with {size} values"
             return 0.9, "<> on a free-valued field"
         return 1 / 3, "a range comparison"
-    if isinstance(condition, _Between):
+    if isinstance(condition, Between):
         return 0.25, "a between"
-    if isinstance(condition, _Function):
+    if isinstance(condition, Function):
         if condition.function in ("attribute_exists", "attribute_not_exists"):
             return 0.5, condition.function
         return 0.1, condition.function
-    if isinstance(condition, _In):
+    if isinstance(condition, In):
         size = domain_size(condition.path)
         count = len(condition.options) if isinstance(condition.options, tuple) else 3
         if size:
             return min(1.0, count / size), f"IN over {count} of {size} values"
         return min(1.0, 0.1 * count), f"IN over {count} values"
-    if isinstance(condition, _Not):
+    if isinstance(condition, Not):
         ratio, how = _keep_ratio(condition.inner, spec)
         return 1 - ratio, f"NOT ({how})"
-    if isinstance(condition, _Join):
+    if isinstance(condition, Join):
         parts = [_keep_ratio(p, spec) for p in condition.parts]
         if condition.op == "AND":
             ratio = 1.0
