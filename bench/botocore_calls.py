@@ -10,9 +10,9 @@ each in its own process, as ``bench/e2e.py`` does) and call the replay endpoint,
 client's own work is what is measured.
 
 ``profile`` times the stages of botocore's pipeline for GetItem and the 100-item Query of
-``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws._fastpath``, and on one set
+``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws.fastpath``, and on one set
 up as ``default_client()`` does (fast path, ``client_config(parameter_validation=False)``),
-with botocore signing and with the signer opted in (``singletable.aws._signing``),
+with botocore signing and with the signer opted in (``singletable.aws.signing``),
 without a profiler's distortion: marker handlers registered (public ``client.meta.events``
 API) first and last on each event botocore emits during a call record ``perf_counter_ns``
 and ``thread_time_ns``, so each segment between two markers is the code botocore runs there
@@ -57,7 +57,7 @@ from botocore.config import Config
 from e2e import CUSTOMER, PARTITION_ITEMS, Shop, seed_data, use_dummy_credentials
 from endpoints import moto_server, plain_client, replay_freeze, replay_server, replay_stats
 from singletable.aws import _client as st_client
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 
 TIMES = "\u00d7"
 
@@ -425,7 +425,7 @@ def install_signer(client: Any) -> None:
     installs it (for the default session's credentials; a no-op on versions without the
     signer)."""
     try:
-        from singletable.aws import _signing as signing
+        from singletable.aws import signing
     except ImportError:
         return
     session = boto3.DEFAULT_SESSION

@@ -8,7 +8,7 @@ Contenders (each with its own client, all created alike with boto3's defaults un
 * ``singletable, plain client``: a repository pattern (``get(Order)``/``query(Order)``) on
   a plain boto3 client of your own; typed, validated ``Order`` entities out. No target:
   it shows singletable's own work on top of an untouched botocore pipeline.
-* ``singletable, fast path``: the same on a client with ``singletable.aws._fastpath.install``
+* ``singletable, fast path``: the same on a client with ``singletable.aws.fastpath.install``
   (the response parser only).
 * ``singletable default client``: ``Shop()`` without a client, i.e. the client
   ``singletable.aws.default_client()`` creates (fast path and its recommended botocore
@@ -61,8 +61,7 @@ from codec import Order, decode_by_hand, shop
 from endpoints import Endpoint
 from singletable import Repository, get, query
 from singletable.aws import _client as st_client
-from singletable.aws import _fastpath as fastpath
-from singletable.aws import _signing as signing
+from singletable.aws import fastpath, signing
 
 ASYNC_BASE = "raw aiobotocore"
 CUSTOMER = "C424242"  # the partition of the 100 orders the Query reads

@@ -107,7 +107,7 @@ from contenders import (
     make_contenders,
 )
 from endpoints import Endpoint, plain_client, use_dummy_credentials
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 
 TIMES = "\u00d7"
 OTHER_ITEMS = 400

@@ -1,4 +1,4 @@
-"""Micro-benchmark: botocore's response parser vs singletable.aws._fastpath on a recorded body.
+"""Micro-benchmark: botocore's response parser vs singletable.aws.fastpath on a recorded body.
 
 Parses the recorded 100-item Query response (``tests/fastpath_corpus``) the way
 ``Endpoint._do_get_response`` does, with and without the fast path's hooks, in interleaved
@@ -31,7 +31,7 @@ import pydantic_core
 from botocore.awsrequest import HeadersDict
 from botocore.parsers import create_parser
 
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fastpath_corpus"
 DESCRIPTION = "100 orders, one page (benchmark body)"
@@ -107,7 +107,7 @@ def main() -> int:
 
     contenders: dict[str, Callable[[], Any]] = {
         "botocore JSONParser": botocore_parse,
-        "singletable.aws._fastpath": fast_parse,
+        "singletable.aws.fastpath": fast_parse,
         "json.loads only": lambda: json.loads(body.decode("utf-8")),
         "pydantic_core.from_json only": lambda: pydantic_core.from_json(body),
     }
@@ -126,8 +126,7 @@ def main() -> int:
                 per_item[name].append(elapsed / args.inner / n_items * 1e6)
 
     ratios = [
-        b / f
-        for b, f in zip(per_item["botocore JSONParser"], per_item["singletable.aws._fastpath"])
+        b / f for b, f in zip(per_item["botocore JSONParser"], per_item["singletable.aws.fastpath"])
     ]
     print(
         f"python {platform.python_version()}, botocore {botocore.__version__}, "

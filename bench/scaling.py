@@ -83,7 +83,7 @@ from e2e import default_repository, use_dummy_credentials
 from endpoints import Endpoint, plain_client
 from singletable import Entity, Repository, Table, query
 from singletable._wire import item_size
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 
 TIMES, DASH = "\u00d7", "\u2013"
 UTC = timezone.utc

@@ -52,8 +52,7 @@ from botocore import xform_name
 from codec import Order, decode_by_hand, encode_by_hand, make_orders, shop
 from singletable import Entity, Repository, Unique, transaction
 from singletable._verbs.transactions import Transaction
-from singletable.aws import _fastpath as fastpath
-from singletable.aws import _signing as signing
+from singletable.aws import fastpath, signing
 
 TIMES = "\u00d7"
 BASE = "raw boto3"

@@ -11,8 +11,7 @@ from moto_fixtures import NOW, Backend, Clock, create_table
 from moto_fixtures.twins import AsyncClients, twin_repository
 
 from singletable import Repository, Table
-from singletable.aws import _fastpath as fastpath
-from singletable.aws import _signing as signing
+from singletable.aws import fastpath, signing
 
 from .models import Leaderboard, Shop, Store, game, shop
 

@@ -1,4 +1,4 @@
-"""singletable.aws._fastpath on aiobotocore clients (the async twin's) returns exactly what
+"""singletable.aws.fastpath on aiobotocore clients (the async twin's) returns exactly what
 aiobotocore's own parser returns.
 
 aiobotocore runs botocore's ``before-parse`` contract in ``AioEndpoint._do_get_response``
@@ -49,7 +49,7 @@ from moto_fixtures.backends import wipe_tables
 
 from singletable import get, query
 from singletable.aio import AsyncRepository
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 
 from .models import Order, Status, shop
 from .test_fastpath import (

@@ -15,7 +15,7 @@ from moto_fixtures.backends import wipe_tables
 
 from singletable import Repository, get, query
 from singletable.aio import AsyncRepository
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 
 from .models import Order, shop
 from .test_fastpath import _client, check_same, probe, scenario

@@ -82,11 +82,11 @@ def test_a_repository_given_a_client_with_fast_path_false_loads_no_botocore_exte
 def test_a_repository_given_a_client_installs_the_fast_path_on_it() -> None:
     loaded = _loaded(
         _GIVEN_CLIENT + "repo = R(client=client)\n"
-        "from singletable.aws import _fastpath as fastpath\n"
+        "from singletable.aws import fastpath\n"
         "assert fastpath.is_installed(client)\n"
     )
-    assert "singletable.aws._fastpath" in loaded
-    assert "singletable.aws._signing" not in loaded  # the signer stays the default client's
+    assert "singletable.aws.fastpath" in loaded
+    assert "singletable.aws.signing" not in loaded  # the signer stays the default client's
 
 
 def test_every_public_name_resolves_to_its_definition() -> None:

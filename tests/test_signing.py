@@ -2,7 +2,7 @@
 
 moto verifies SigV4 signatures (and IAM permissions) once its authentication is switched on:
 ``settings.INITIAL_NO_AUTH_ACTION_COUNT`` in process, ``POST /moto-api/reset-auth`` on a
-server. Every request below is signed by ``singletable.aws._signing`` (a ``before-sign`` probe
+server. Every request below is signed by ``singletable.aws.signing`` (a ``before-sign`` probe
 sees botocore step aside with ``UNSIGNED``) and must be accepted; a wrong secret must be
 refused with ``SignatureDoesNotMatch`` and write nothing. The signer is opt-in: the default
 client leaves signing to botocore unless ``SINGLETABLE_SIGNING=1`` or
@@ -32,9 +32,7 @@ from moto.core import DEFAULT_ACCOUNT_ID as ACCOUNT
 from moto.core.authorization import ActionAuthenticatorMixin
 from moto_fixtures.backends import MotoServer
 
-from singletable.aws import _fastpath as fastpath
-from singletable.aws import _signing as signing
-from singletable.aws import client_config, default_client
+from singletable.aws import client_config, default_client, fastpath, signing
 from singletable.errors import ServiceError
 
 from .models import Customer, Order, Shop, Status

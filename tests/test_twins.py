@@ -14,7 +14,7 @@ from moto_fixtures.twins import async_client_options, async_twin_of, async_unava
 
 from singletable import Repository, Transaction, get, transaction
 from singletable.aio import AsyncRepository
-from singletable.aws import _fastpath as fastpath
+from singletable.aws import fastpath
 from singletable.errors import InvalidCursor, NotFound
 from singletable.testing import local_endpoint, local_table
 

@@ -218,7 +218,7 @@ class Executor:
         except BotoCoreError as exc:
             raise map_botocore_error(exc, "creating the DynamoDB client") from exc
         if not self._fast_path:
-            from .aws import _fastpath as fastpath
+            from .aws import fastpath
 
             fastpath.uninstall(client)
         return client

@@ -35,7 +35,7 @@ class Repository(RepositoryBase):
 
     ``client=``: a boto3 DynamoDB client of your own (its ``Config``, profile, region). The
     repository installs singletable's response fast path on it
-    (:mod:`singletable.aws._fastpath`): handlers on that client's own event hooks
+    (:mod:`singletable.aws.fastpath`): handlers on that client's own event hooks
     (``client.meta.events``) that parse the successful responses of GetItem, Query, Scan,
     BatchGetItem, TransactGetItems, PutItem, UpdateItem, DeleteItem, BatchWriteItem and
     TransactWriteItems in one cheap pass, with output identical to botocore's. This applies to

@@ -29,14 +29,14 @@ def utc_now() -> datetime:
 
 
 def install_fast_path(client: Any, fast_path: bool) -> None:
-    """Install the response fast path (:func:`singletable.aws._fastpath.install`: handlers on
+    """Install the response fast path (:func:`singletable.aws.fastpath.install`: handlers on
     ``client.meta.events``, idempotent, version-guarded, off with ``SINGLETABLE_FAST_PATH=0``)
     on a client the user gave a repository, unless ``fast_path`` is False. ``singletable.aws``
     is imported only here, so a repository given a client with ``fast_path=False`` loads none
     of it. A client without botocore's event system (a duck-typed stub) is left alone."""
     if not fast_path or getattr(getattr(client, "meta", None), "events", None) is None:
         return
-    from .aws import _fastpath as fastpath
+    from .aws import fastpath
 
     fastpath.install(client)
 

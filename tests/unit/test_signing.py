@@ -1,4 +1,4 @@
-"""singletable.aws._signing against botocore's SigV4Auth: same headers, byte for byte."""
+"""singletable.aws.signing against botocore's SigV4Auth: same headers, byte for byte."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from botocore.credentials import Credentials
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from singletable.aws._signing import SigV4Signer, host_header
+from singletable.aws.signing import SigV4Signer, host_header
 
 STAMP = "20261126T011502Z"
 WHEN = dt.datetime(2026, 11, 26, 1, 15, 2)

@@ -3,9 +3,9 @@ client for singletable or hooks into one.
 
 * :mod:`~singletable.aws._client`: :func:`client_config` (the recommended botocore ``Config``)
   and :func:`default_client` (the client a repository creates when it is given none);
-* :mod:`~singletable.aws._fastpath`: the response fast path (``before-parse`` hooks), active
+* :mod:`~singletable.aws.fastpath`: the response fast path (``before-parse`` hooks), active
   only on the botocore versions CI has verified;
-* :mod:`~singletable.aws._signing`: the hand-written SigV4 signer (``choose-signer`` and
+* :mod:`~singletable.aws.signing`: the hand-written SigV4 signer (``choose-signer`` and
   ``request-created`` hooks), opt-in;
 * :mod:`~singletable.aws._switches`: their environment switches, ``SINGLETABLE_FAST_PATH``
   and ``SINGLETABLE_SIGNING``.

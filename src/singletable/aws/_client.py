@@ -3,8 +3,8 @@ creates when it is given none.
 
 :func:`client_config` is a plain botocore ``Config`` (a fixed User-Agent). :func:`default_client`
 builds a boto3 DynamoDB client with it and installs the response fast path
-(:mod:`singletable.aws._fastpath`) and, when asked for, singletable's SigV4 signer
-(:mod:`singletable.aws._signing`).
+(:mod:`singletable.aws.fastpath`) and, when asked for, singletable's SigV4 signer
+(:mod:`singletable.aws.signing`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def client_config(*, signing: bool = False, parameter_validation: bool = True) -
         client = boto3.client("dynamodb", config=my_config.merge(client_config()))
 
     ``signing=True`` asks :func:`default_client` for singletable's SigV4 signer
-    (:mod:`singletable.aws._signing`): ``default_client(config=client_config(signing=True))``.
+    (:mod:`singletable.aws.signing`): ``default_client(config=client_config(signing=True))``.
     A ``Config`` cannot carry event hooks, so the request is a mark on this very object: a
     client you create yourself with it signs as botocore does (install the signer with
     ``signing.install(client, credentials)``), and ``Config.merge`` returns an unmarked copy.
@@ -128,22 +128,18 @@ def default_client(
     honours ``AWS_ENDPOINT_URL_DYNAMODB`` and the usual AWS settings), configured with
     ``config`` (default: ``client_config(parameter_validation=False)``: singletable's requests
     are correct by construction, see :func:`client_config`) and the response fast path
-    (:mod:`singletable.aws._fastpath`; ``SINGLETABLE_FAST_PATH=0`` turns it off, and it stays
+    (:mod:`singletable.aws.fastpath`; ``SINGLETABLE_FAST_PATH=0`` turns it off, and it stays
     off on a botocore outside the verified range).
 
-    singletable's SigV4 signer (:mod:`singletable.aws._signing`) is opt-in: it signs for the
+    singletable's SigV4 signer (:mod:`singletable.aws.signing`) is opt-in: it signs for the
     session's credentials with ``SINGLETABLE_SIGNING=1`` or
     ``config=client_config(signing=True)``; otherwise botocore signs. A repository created
     without ``client=`` uses ``default_client()``; give it ``client=default_client(my_session)``
     for a session of your own (a profile, a region, assumed-role credentials)."""
     import boto3
 
-    from . import (
-        _fastpath as fastpath,
-    )  # here: only the default client needs them
-    from . import (
-        _signing as signing,
-    )
+    # here: only the default client needs them
+    from . import fastpath, signing
 
     if session is None:
         if boto3.DEFAULT_SESSION is None:
