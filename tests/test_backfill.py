@@ -100,8 +100,9 @@ def test_stale_items_are_fixed_and_only_those(repos: Any, recorder: Any) -> None
     assert set(recorder.operations) == {"Scan", "UpdateItem"}
     assert sorted(update_keys(recorder)) == sorted(f"ORDER#o{n}" for n in range(7))
     for params in recorder.params("Scan"):  # only this entity's tags (current, former) come back
-        assert params["FilterExpression"] == "#t IN (:t0, :t1)"
-        assert params["ExpressionAttributeValues"] == {":t0": {"S": "ORDER"}, ":t1": {"S": "Order"}}
+        assert params["FilterExpression"] == "#n0 IN (:v0, :v1)"
+        assert params["ExpressionAttributeNames"] == {"#n0": "_type"}
+        assert params["ExpressionAttributeValues"] == {":v0": {"S": "ORDER"}, ":v1": {"S": "Order"}}
     stored = orders_stored(new)
     for (_pk, sk), item in stored.items():
         order_id = sk.removeprefix("ORDER#")
