@@ -115,3 +115,124 @@ def test_only_codegen_executes_generated_source() -> None:
         )
     ]
     assert users == ["singletable._codegen"]
+
+
+# -- the twins stay twins ------------------------------------------------------------------
+
+
+def _verbs(cls: type) -> dict[str, object]:
+    return {
+        name: member
+        for name, member in vars(cls).items()
+        if not name.startswith("_") and (callable(member) or isinstance(member, classmethod))
+    }
+
+
+def test_the_twins_offer_the_same_verbs_with_the_same_signatures_and_docs() -> None:
+    """httpcore fails CI when its generated twin drifts; these twins are written by hand, so
+    this test is that check: the same public verbs, the same signatures (``async`` aside; a
+    transaction is a context manager on one and an async one on the other), and the same
+    docstrings, so the API reference is as rich for async users."""
+    import inspect
+
+    from singletable import Repository
+    from singletable.aio import AsyncRepository
+
+    sync, aio = _verbs(Repository), _verbs(AsyncRepository)
+    assert set(aio) - set(sync) == {"connect"}  # the async twin opens its own client
+    assert set(sync) - set(aio) == set()
+    for name in sorted(set(sync) & set(aio)):
+        s, a = inspect.signature(sync[name]), inspect.signature(aio[name])  # type: ignore[arg-type]
+        assert list(s.parameters.values()) == list(a.parameters.values()), name
+        if name != "transaction":
+            assert s.return_annotation == a.return_annotation, name
+        s_doc = inspect.getdoc(sync[name]) or ""
+        a_doc = inspect.getdoc(aio[name]) or ""
+        if name == "transaction":  # "with" and "async with": the first words differ
+            s_doc, a_doc = s_doc.replace("async with", "with"), a_doc.replace("async with", "with")
+        first = [" ".join(doc.split("\n\n")[0].split()) for doc in (s_doc, a_doc)]
+        assert first[0] == first[1], name  # the first paragraph, however it is wrapped
+        assert s_doc, f"{name} has no docstring"
+
+
+def test_the_repository_options_are_declared_once() -> None:
+    """Both constructors take ``**options: Unpack[RepositoryOptions]``; a misspelt option is a
+    TypeError naming it, as a keyword argument would be."""
+    import inspect
+
+    import pytest
+
+    from singletable import Repository
+    from singletable._repository_base import RepositoryOptions
+    from singletable.aio import AsyncRepository
+
+    from .models import Shop
+
+    for twin in (Repository, AsyncRepository):
+        params = inspect.signature(twin.__init__).parameters
+        assert [p.name for p in params.values()] == ["self", "client", "options"]
+    with pytest.raises(TypeError, match="'defualt_limit'"):
+        Shop(defualt_limit=5)  # type: ignore[call-arg]
+    assert "fast_path" in RepositoryOptions.__annotations__
+
+
+# -- one rule, one room ----------------------------------------------------------------------
+
+
+def _calls_of(function: str) -> set[str]:
+    """The modules that call ``function`` by name."""
+    return {
+        name
+        for name, path in modules().items()
+        if any(
+            isinstance(node, ast.Call)
+            and (getattr(node.func, "id", None) or getattr(node.func, "attr", None)) == function
+            for node in ast.walk(ast.parse(path.read_text()))
+        )
+    }
+
+
+def test_ownership_is_decided_in_one_place() -> None:
+    """ "Is this stored item a live E?" is ``EntitySpec.owns`` (with ``tagged``/``expired``);
+    only the decoder inlines it for speed. Nothing else reads a stored TTL or tests an item's
+    tag for membership in an entity's type tags."""
+    assert _calls_of("ttl_passed") == {"singletable._entity_spec", "singletable._patterns.base"}
+    testing_tags = set()
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Compare)
+                and any(isinstance(op, (ast.In, ast.NotIn)) for op in node.ops)
+                and any(getattr(c, "attr", None) == "type_tags" for c in node.comparators)
+            ):
+                testing_tags.add(name)
+    # (the command line also finds an entity class by a name the user typed, a type tag too)
+    assert testing_tags == {"singletable._entity_spec", "singletable._tools.cli"}
+
+
+def test_filter_strings_are_built_in_expressions_only() -> None:
+    """A request's FilterExpression is compiled from ``Attr`` conditions in ``_expressions.py``
+    (``add_filter``); the one other writer joins compiled conditions with its
+    ``conjunction``, never text of its own."""
+    writers = {}
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Subscript)
+                and getattr(target.slice, "value", None) == "FilterExpression"
+                for target in node.targets
+            ):
+                writers.setdefault(name, []).append(node.value)
+    assert "singletable._patterns.keyed" in writers  # the check looks where filters are set
+    for name, values in writers.items():
+        if name != "singletable._expressions":
+            assert all(
+                isinstance(v, ast.Call) and getattr(v.func, "id", None) == "conjunction"
+                for v in values
+            ), name
+
+
+def test_update_keywords_are_call_keywords() -> None:
+    from singletable._keys import CALL_KEYWORDS, UPDATE_KEYWORDS
+
+    assert UPDATE_KEYWORDS <= CALL_KEYWORDS

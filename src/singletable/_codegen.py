@@ -25,7 +25,7 @@ from .errors import ItemEncodeError
 
 if TYPE_CHECKING:
     from ._codec import FieldPlan, ModelCodec
-    from ._entity import EntitySpec
+    from ._entity_spec import EntitySpec
     from ._indexes import IndexSpec
     from ._keys import KeyTemplate, Placeholder
     from ._wire import Converter

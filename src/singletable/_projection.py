@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ._codec import bare_annotation, input_key_of
-from ._entity import Entity, EntitySpec, spec_of
+from ._entity import Entity, spec_of
+from ._entity_spec import EntitySpec
 from .errors import ItemDecodeError, ModelDefinitionError
 
 if TYPE_CHECKING:

@@ -4,16 +4,17 @@ boto3 client."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
+from typing_extensions import Unpack
+
 from ._entity import Entity
-from ._executor import Executor, Hook, RetryPolicy
+from ._executor import Executor
 from ._flows import Flow, Gather, Send, Sleep
-from ._repository_base import RepositoryBase, install_fast_path
+from ._repository_base import RepositoryBase, RepositoryOptions, install_fast_path
 from ._verbs import batches
 from ._verbs.transactions import Transaction, open_transaction
 from .errors import SingleTableError
@@ -49,29 +50,12 @@ class Repository(RepositoryBase):
     __singletable_twin__: ClassVar[bool] = True
 
     def __init__(
-        self,
-        client: DynamoDBClient | None = None,
-        *,
-        table_name: str | None = None,
-        cursor_secret: str | bytes | Sequence[str | bytes] | None = None,
-        default_limit: int = 100,
-        clock: Callable[[], datetime] | None = None,
-        retry: RetryPolicy | None = None,
-        hooks: Sequence[Hook] = (),
-        capacity: str | None = None,
-        fast_path: bool = True,
+        self, client: DynamoDBClient | None = None, **options: Unpack[RepositoryOptions]
     ) -> None:
-        super().__init__(
-            table_name=table_name,
-            cursor_secret=cursor_secret,
-            default_limit=default_limit,
-            clock=clock,
-            retry=retry,
-            hooks=hooks,
-            capacity=capacity,
-        )
+        super().__init__(**options)
+        fast_path = options.get("fast_path", True)
         install_fast_path(client, fast_path)
-        self._executor = Executor(client, hooks=hooks, fast_path=fast_path)
+        self._executor = Executor(client, hooks=options.get("hooks", ()), fast_path=fast_path)
 
     @property
     def client(self) -> DynamoDBClient:

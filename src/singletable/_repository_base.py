@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal, TypedDict
+
+from typing_extensions import Unpack
 
 from ._context import PlanContext
 from ._executor import Hook, RetryPolicy
@@ -22,6 +24,42 @@ from ._verbs.transactions import current_transaction
 from .errors import InvalidRequestError, ModelDefinitionError
 
 CAPACITY = {"total": "TOTAL", "indexes": "INDEXES"}
+
+
+class RepositoryOptions(TypedDict, total=False):
+    """The keywords both twins take (``Repository(client, **options)``,
+    ``AsyncRepository(client, **options)``, ``AsyncRepository.connect(**options)``), declared
+    once.
+
+    * ``table_name``: the physical table name (default: the declared ``Table``'s name);
+    * ``cursor_secret``: sign cursors with this secret (a sequence rotates: sign with the first,
+      accept any);
+    * ``default_limit``: the page size of a call without ``limit=`` (100);
+    * ``clock``: a function returning aware datetimes (timestamps, TTL checks);
+    * ``retry``: the :class:`RetryPolicy` (attempts, backoff, ``sleep``);
+    * ``hooks``: called with a :class:`CallInfo` after every request;
+    * ``capacity``: ``"total"`` or ``"indexes"`` asks for ConsumedCapacity on every request;
+    * ``fast_path``: install the response fast path on the client (default True).
+    """
+
+    table_name: str | None
+    cursor_secret: str | bytes | Sequence[str | bytes] | None
+    default_limit: int
+    clock: Callable[[], datetime] | None
+    retry: RetryPolicy | None
+    hooks: Sequence[Hook]
+    capacity: Literal["total", "indexes"] | None
+    fast_path: bool
+
+
+def check_options(owner: str, options: dict[str, Any]) -> None:
+    """Refuse a keyword that is no repository option, as a misspelt keyword argument would be."""
+    unknown = options.keys() - RepositoryOptions.__annotations__.keys()
+    if unknown:
+        raise TypeError(
+            f"{owner}() got an unexpected keyword argument {sorted(unknown)[0]!r} (options: "
+            f"{', '.join(RepositoryOptions.__annotations__)})"
+        )
 
 
 def utc_now() -> datetime:
@@ -83,47 +121,40 @@ class RepositoryBase:
             pattern.bind(cls, cls.__singletable_table__)
         cls.__patterns__ = patterns
 
-    def __init__(
-        self,
-        *,
-        table_name: str | None = None,
-        cursor_secret: str | bytes | Sequence[str | bytes] | None = None,
-        default_limit: int = 100,
-        clock: Callable[[], datetime] | None = None,
-        retry: RetryPolicy | None = None,
-        hooks: Sequence[Hook] = (),
-        capacity: str | None = None,
-    ) -> None:
+    def __init__(self, **options: Unpack[RepositoryOptions]) -> None:
+        check_options(type(self).__qualname__, dict(options))
+        capacity = options.get("capacity")
         if capacity is not None and capacity not in CAPACITY:
             raise InvalidRequestError(
                 f"capacity must be 'total' or 'indexes' (or None), not {capacity!r}"
             )
+        hooks = options.get("hooks", ())
         asked = CAPACITY[capacity] if capacity else ("TOTAL" if hooks else None)
-        self.table_name = table_name or self.table.name
-        self.clock = clock or utc_now
-        self.retry = retry or RetryPolicy()
-        self.read_context = PlanContext(
+        self.table_name = options.get("table_name") or self.table.name
+        self.clock = options.get("clock") or utc_now
+        self.retry = options.get("retry") or RetryPolicy()
+        self.context = PlanContext(
             self.table_name,
-            default_limit=default_limit,
+            default_limit=options.get("default_limit", 100),
             capacity=asked,
-            cursors=CursorCodec(cursor_secret),
+            cursors=CursorCodec(options.get("cursor_secret")),
             clock=self.clock,
             retry=self.retry,
         )
-        self.planner = WritePlanner(self.table, self.read_context)
+        self.planner = WritePlanner(self.table, self.context)
 
     @property
     def default_limit(self) -> int:
-        return self.read_context.default_limit
+        return self.context.default_limit
 
     # -- time --
 
     def now(self) -> datetime:
         """The repository clock's time (aware)."""
-        return self.read_context.now()
+        return self.context.now()
 
     def now_epoch(self) -> int:
-        return self.read_context.now_epoch()
+        return self.context.now_epoch()
 
     # -- model checks --
 

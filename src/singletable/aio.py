@@ -18,17 +18,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import os
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
 
-from typing_extensions import Self
+from typing_extensions import Self, Unpack
 
 from ._entity import Entity
-from ._executor import AsyncExecutor, Hook, RetryPolicy
+from ._executor import AsyncExecutor
 from ._flows import Flow, Gather, Send, Sleep
-from ._repository_base import RepositoryBase, install_fast_path
+from ._repository_base import RepositoryBase, RepositoryOptions, install_fast_path
 from ._verbs import batches
 from ._verbs.transactions import Transaction, open_async_transaction
 from .errors import SingleTableError
@@ -41,6 +40,21 @@ E = TypeVar("E", bound=Entity)
 T = TypeVar("T")
 
 ENDPOINT_ENV = "AWS_ENDPOINT_URL_DYNAMODB"
+
+
+class ConnectOptions(RepositoryOptions, total=False):
+    """:meth:`AsyncRepository.connect`'s keywords: the repository's options, then the keywords
+    of aiobotocore's ``create_client`` that it passes on."""
+
+    region_name: str | None
+    endpoint_url: str | None
+    config: Any
+    aws_access_key_id: str | None
+    aws_secret_access_key: str | None
+    aws_session_token: str | None
+    verify: bool | str | None
+    use_ssl: bool
+    api_version: str | None
 
 
 class AsyncRepository(RepositoryBase):
@@ -59,30 +73,10 @@ class AsyncRepository(RepositoryBase):
     __singletable_twin__: ClassVar[bool] = True
     __singletable_async__: ClassVar[bool] = True
 
-    def __init__(
-        self,
-        client: Any = None,
-        *,
-        table_name: str | None = None,
-        cursor_secret: str | bytes | Sequence[str | bytes] | None = None,
-        default_limit: int = 100,
-        clock: Callable[[], datetime] | None = None,
-        retry: RetryPolicy | None = None,
-        hooks: Sequence[Hook] = (),
-        capacity: str | None = None,
-        fast_path: bool = True,
-    ) -> None:
-        super().__init__(
-            table_name=table_name,
-            cursor_secret=cursor_secret,
-            default_limit=default_limit,
-            clock=clock,
-            retry=retry,
-            hooks=hooks,
-            capacity=capacity,
-        )
-        install_fast_path(client, fast_path)
-        self._executor = AsyncExecutor(client, hooks=hooks)
+    def __init__(self, client: Any = None, **options: Unpack[RepositoryOptions]) -> None:
+        super().__init__(**options)
+        install_fast_path(client, options.get("fast_path", True))
+        self._executor = AsyncExecutor(client, hooks=options.get("hooks", ()))
 
     @property
     def client(self) -> Any:
@@ -90,37 +84,18 @@ class AsyncRepository(RepositoryBase):
         return self._executor.client
 
     @classmethod
-    def connect(
-        cls,
-        *,
-        table_name: str | None = None,
-        cursor_secret: str | bytes | Sequence[str | bytes] | None = None,
-        default_limit: int = 100,
-        clock: Callable[[], datetime] | None = None,
-        retry: RetryPolicy | None = None,
-        hooks: Sequence[Hook] = (),
-        capacity: str | None = None,
-        fast_path: bool = True,
-        **client_kwargs: Any,
-    ) -> AbstractAsyncContextManager[Self]:
+    def connect(cls, **options: Unpack[ConnectOptions]) -> AbstractAsyncContextManager[Self]:
         """``async with AsyncShop.connect() as repo:`` creates the default aiobotocore client
         (``client_config(parameter_validation=False)`` and the response fast path, unless
         ``fast_path=False``; ``AWS_ENDPOINT_URL_DYNAMODB`` honoured), yields a repository on
-        it and closes the client on exit. The repository's own keywords (``table_name=``,
-        ``cursor_secret=``, ``fast_path=``, ...) configure the repository; the others go to
-        aiobotocore's ``create_client`` (``region_name=``, ``endpoint_url=``, ``config=``,
-        credentials)."""
-        options = {
-            "table_name": table_name,
-            "cursor_secret": cursor_secret,
-            "default_limit": default_limit,
-            "clock": clock,
-            "retry": retry,
-            "hooks": hooks,
-            "capacity": capacity,
-            "fast_path": fast_path,
-        }
-        return _connect(cls, options, client_kwargs)
+        it and closes the client on exit. The repository's own keywords
+        (:class:`RepositoryOptions`: ``table_name=``, ``cursor_secret=``, ``fast_path=``, ...)
+        configure the repository; the others go to aiobotocore's ``create_client``
+        (``region_name=``, ``endpoint_url=``, ``config=``, credentials)."""
+        names = RepositoryOptions.__annotations__.keys()
+        repository = {k: v for k, v in options.items() if k in names}
+        client_kwargs = {k: v for k, v in options.items() if k not in names}
+        return _connect(cls, repository, client_kwargs)
 
     # -- the one send --
 
@@ -174,12 +149,14 @@ class AsyncRepository(RepositoryBase):
     # -- single-item writes --
 
     async def create(self, entity: E, *, condition: Condition | None = None) -> E:
-        """Store a new entity; :class:`AlreadyExists` if a live item has its key."""
+        """Store a new entity; :class:`AlreadyExists` if a live item has its key. Returns the
+        entity as stored (version + 1, timestamps set)."""
         self._outside_transaction("create")
         return await self.run(self.planner.create(entity, condition))
 
     async def put(self, entity: E, *, condition: Condition | None = None) -> E:
-        """Store ``entity``, replacing any item with its key; returns it as stored."""
+        """Store ``entity``, replacing any item with its key (version-checked with
+        ``Version()``; guards moved with ``Unique()``). Returns it as stored."""
         self._outside_transaction("put")
         return await self.run(self.planner.put(entity, condition))
 
@@ -188,7 +165,14 @@ class AsyncRepository(RepositoryBase):
     @overload
     async def update(self, target: E, /, **changes: Any) -> E: ...
     async def update(self, target: Any, /, **changes: Any) -> Any:
-        """Change an item and return it as stored (the arguments of ``Repository.update``)."""
+        """Change an item and return it as stored.
+
+        ``repo.update(order, status=Status.SHIPPED)`` (instance form, preferred) or
+        ``repo.update(Order, customer_id=..., created_at=..., order_id=..., set={...},
+        remove=[...], add={...}, delete={...}, append={...}, condition=..., upsert=False)``.
+        Index keys and sparse membership follow the change; :class:`NotFound` unless the item
+        exists (or ``upsert=True``).
+        """
         self._outside_transaction("update")
         return await self.run(self.planner.update(target, changes))
 
@@ -221,12 +205,21 @@ class AsyncRepository(RepositoryBase):
         must_exist: bool = False,
         **keys: Any,
     ) -> Any:
-        """Delete an item and return the old entity, or None (``Repository.delete``)."""
+        """Delete an item (``repo.delete(order)`` or ``repo.delete(Order, **key_fields)``) and
+        return the old entity, or None if there was none (``must_exist=True``:
+        :class:`NotFound`). Unique guards go in the same transaction.
+
+        By key, an entity with ``Unique()`` fields is read first; if the item changes between
+        that read and the delete (created, deleted, a unique value or the version changed), the
+        delete fails on its condition, reads again and retries (up to 3 attempts), so it
+        deletes what is there when it lands, guards included, like a delete without guards.
+        """
         self._outside_transaction("delete")
         return await self.run(self.planner.delete(target, keys, condition, must_exist))
 
     async def move(self, entity: E, /, **changes: Any) -> E:
-        """Change primary-key fields in one transaction; returns the new entity as stored."""
+        """Change primary-key fields: delete the old item and create the new one in one
+        transaction (unique guards re-pointed). Returns the new entity as stored."""
         self._outside_transaction("move")
         return await self.run(self.planner.move(entity, changes))
 
@@ -266,26 +259,31 @@ class AsyncRepository(RepositoryBase):
     # -- transactions --
 
     def transaction(self, *, token: str | None = None) -> AbstractAsyncContextManager[Transaction]:
-        """``async with repo.transaction() as tx:`` sends one TransactWriteItems on a clean
-        exit (nothing on an exception); nested use joins the outer transaction."""
+        """``async with repo.transaction() as tx:`` collects writes and sends one
+        TransactWriteItems on a clean exit (nothing on an exception); nested use joins the outer
+        transaction."""
         return open_async_transaction(self, token)
 
     async def transact_get(self, refs: Iterable[Any]) -> list[Any]:
-        """One TransactGetItems; the entities (None where missing) in input order."""
+        """One TransactGetItems for ``(EntityClass, {key fields})`` pairs or ``KeyRef``s; returns
+        the entities (None where missing) in input order."""
         return await self.run(batches.transact_get(self.planner, refs))
 
     # -- batches --
 
     async def batch_get(self, refs: Iterable[Any], *, consistent: bool = False) -> list[Any]:
-        """Entities in input order, missing ones left out (chunks of 100, retried)."""
+        """Entities for ``(EntityClass, {key fields})`` pairs or ``KeyRef``s, in input order,
+        missing ones left out, duplicates collapsed (chunks of 100, retried with backoff)."""
         return await self.run(batches.batch_get(self.planner, refs, consistent))
 
     async def batch_put(self, entities: Iterable[Any], *, unsafe: bool = False) -> list[Any]:
-        """Put entities in chunks of 25 (retried); returns them as stored."""
+        """Put entities in chunks of 25, retrying unprocessed ones with backoff; returns them as
+        stored. Refuses ``Version()``/``Unique()`` entities unless ``unsafe=True``."""
         return await self.run(batches.batch_put(self.planner, entities, unsafe))
 
     async def batch_delete(self, refs: Iterable[Any], *, unsafe: bool = False) -> None:
-        """Delete items in chunks of 25 (retried)."""
+        """Delete ``(EntityClass, {key fields})`` pairs, ``KeyRef``s or entities in chunks of 25,
+        retrying unprocessed ones with backoff."""
         await self.run(batches.batch_delete(self.planner, refs, unsafe))
 
 

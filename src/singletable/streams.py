@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 
 from typing_extensions import Self
 
-from ._entity import Entity, EntitySpec, spec_of
+from ._entity import Entity, spec_of
+from ._entity_spec import EntitySpec
 from ._verbs.guards import GUARD_TYPE
 from .errors import InvalidRequestError, ItemDecodeError, KeyTemplateError, ModelDefinitionError
 

@@ -34,7 +34,8 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from singletable import GSI, LSI, Entity, Index, Table
 from singletable._codec import FieldPlan, ModelCodec, encode_value
 from singletable._codegen import generate_codec, generate_decode, generate_to_item
-from singletable._entity import EntitySpec, spec_of
+from singletable._entity import spec_of
+from singletable._entity_spec import EntitySpec
 from singletable._wire import Wire, decode_value, item_size
 
 UTC = timezone.utc

@@ -28,7 +28,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .._context import WriteContext
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._expressions import ExpressionBuilder, add_filter
 from .._item_key import Key
 from .._record import FrozenRecord

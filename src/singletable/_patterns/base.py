@@ -16,7 +16,8 @@ from typing_extensions import Self
 
 from .. import _flows as flows
 from .._context import PlanContext
-from .._entity import EntitySpec, spec_of
+from .._entity import spec_of
+from .._entity_spec import EntitySpec
 from .._flows import is_async
 from .._projection import ProjectionPlan, is_projection
 from .._record import FrozenRecord
@@ -104,14 +105,14 @@ class SyncRunner(flows.SyncRunner, Protocol):
     """A sync repository, as a bound pattern uses it."""
 
     @property
-    def read_context(self) -> PlanContext: ...
+    def context(self) -> PlanContext: ...
 
 
 class AsyncRunner(flows.AsyncRunner, Protocol):
     """An async repository, as a bound pattern uses it."""
 
     @property
-    def read_context(self) -> PlanContext: ...
+    def context(self) -> PlanContext: ...
 
 
 class Pattern:

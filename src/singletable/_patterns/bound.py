@@ -55,11 +55,11 @@ class BoundGet(Bound["GetPattern[E]"], Generic[E]):
 
     def params(self, **keys: Any) -> dict[str, Any]:
         """The exact GetItem request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, keys)
+        return self.pattern.params(self.repo.context, keys)
 
     def __call__(self, **keys: Any) -> E | None:
         """The entity, or None: exactly one GetItem."""
-        return self.repo.run(self.pattern.flow(self.repo.read_context, keys))
+        return self.repo.run(self.pattern.flow(self.repo.context, keys))
 
 
 class AsyncBoundGet(AsyncBound["GetPattern[E]"], Generic[E]):
@@ -67,11 +67,11 @@ class AsyncBoundGet(AsyncBound["GetPattern[E]"], Generic[E]):
 
     def params(self, **keys: Any) -> dict[str, Any]:
         """The exact GetItem request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, keys)
+        return self.pattern.params(self.repo.context, keys)
 
     def __call__(self, **keys: Any) -> Coroutine[Any, Any, E | None]:
         """The entity, or None: exactly one GetItem."""
-        return self.repo.run(self.pattern.flow(self.repo.read_context, keys))
+        return self.repo.run(self.pattern.flow(self.repo.context, keys))
 
 
 # -- query ----------------------------------------------------------------------------------
@@ -82,11 +82,11 @@ class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, kwargs)
+        return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Page[T]:
         """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
-        return self.repo.run(self.pattern.page(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     def pages(self, **kwargs: Any) -> Iterator[Page[T]]:
         """Every page in turn, following cursors until DynamoDB reports the end."""
@@ -105,11 +105,11 @@ class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):
     def first(self, *, max_pages: int = 10, **kwargs: Any) -> T | None:
         """The first item, paging past empty pages (filters, expired items), at most
         ``max_pages`` requests."""
-        return self.repo.run(self.pattern.first(self.repo.read_context, kwargs, max_pages))
+        return self.repo.run(self.pattern.first(self.repo.context, kwargs, max_pages))
 
     def count(self, **kwargs: Any) -> int:
         """The number of matching items (``Select=COUNT``; pages until the end)."""
-        return self.repo.run(self.pattern.count(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.count(self.repo.context, kwargs))
 
 
 class AsyncBoundQuery(AsyncBound["QueryPattern[T]"], Generic[T]):
@@ -117,11 +117,11 @@ class AsyncBoundQuery(AsyncBound["QueryPattern[T]"], Generic[T]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, kwargs)
+        return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Page[T]]:
         """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
-        return self.repo.run(self.pattern.page(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     async def pages(self, **kwargs: Any) -> AsyncIterator[Page[T]]:
         """Every page in turn, following cursors until DynamoDB reports the end."""
@@ -140,11 +140,11 @@ class AsyncBoundQuery(AsyncBound["QueryPattern[T]"], Generic[T]):
 
     def first(self, *, max_pages: int = 10, **kwargs: Any) -> Coroutine[Any, Any, T | None]:
         """The first item, paging past empty pages, at most ``max_pages`` requests."""
-        return self.repo.run(self.pattern.first(self.repo.read_context, kwargs, max_pages))
+        return self.repo.run(self.pattern.first(self.repo.context, kwargs, max_pages))
 
     def count(self, **kwargs: Any) -> Coroutine[Any, Any, int]:
         """The number of matching items (``Select=COUNT``; pages until the end)."""
-        return self.repo.run(self.pattern.count(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.count(self.repo.context, kwargs))
 
 
 class BoundOne(Bound["OneQueryPattern[E]"], Generic[E]):
@@ -152,11 +152,11 @@ class BoundOne(Bound["OneQueryPattern[E]"], Generic[E]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, kwargs)
+        return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> E | None:
         """The one matching entity, None, or :class:`MultipleResultsError`."""
-        return self.repo.run(self.pattern.one(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.one(self.repo.context, kwargs))
 
 
 class AsyncBoundOne(AsyncBound["OneQueryPattern[E]"], Generic[E]):
@@ -164,11 +164,11 @@ class AsyncBoundOne(AsyncBound["OneQueryPattern[E]"], Generic[E]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, kwargs)
+        return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, E | None]:
         """The one matching entity, None, or :class:`MultipleResultsError`."""
-        return self.repo.run(self.pattern.one(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.one(self.repo.context, kwargs))
 
 
 # -- collection -----------------------------------------------------------------------------
@@ -179,11 +179,11 @@ class BoundCollection(Bound["CollectionPattern"]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, kwargs)
+        return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Collection:
         """One page of the collection: exactly one Query."""
-        return self.repo.run(self.pattern.page(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     def pages(self, **kwargs: Any) -> Iterator[Collection]:
         """Every page in turn, following cursors until DynamoDB reports the end."""
@@ -196,7 +196,7 @@ class BoundCollection(Bound["CollectionPattern"]):
 
     def all(self, **kwargs: Any) -> Collection:
         """The whole collection, every page merged (one Query per page)."""
-        return self.repo.run(self.pattern.whole(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.whole(self.repo.context, kwargs))
 
 
 class AsyncBoundCollection(AsyncBound["CollectionPattern"]):
@@ -204,11 +204,11 @@ class AsyncBoundCollection(AsyncBound["CollectionPattern"]):
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
-        return self.pattern.params(self.repo.read_context, kwargs)
+        return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Collection]:
         """One page of the collection: exactly one Query."""
-        return self.repo.run(self.pattern.page(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     async def pages(self, **kwargs: Any) -> AsyncIterator[Collection]:
         """Every page in turn, following cursors until DynamoDB reports the end."""
@@ -221,7 +221,7 @@ class AsyncBoundCollection(AsyncBound["CollectionPattern"]):
 
     def all(self, **kwargs: Any) -> Coroutine[Any, Any, Collection]:
         """The whole collection, every page merged (one Query per page)."""
-        return self.repo.run(self.pattern.whole(self.repo.read_context, kwargs))
+        return self.repo.run(self.pattern.whole(self.repo.context, kwargs))
 
 
 # -- declared signatures --------------------------------------------------------------------

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
 from .._context import PlanContext
-from .._entity import EntitySpec
-from .._expressions import CompileContext, Condition, ExpressionBuilder
+from .._entity_spec import EntitySpec
+from .._expressions import CompileContext, Condition, ExpressionBuilder, conjunction
 from .._key_formats import KeyKind, key_type_of
 from .._keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from .._paging import binding_of
@@ -340,9 +340,7 @@ class KeyedPattern(Pattern):
             names.update(call_filter[1])
             values.update(call_filter[2])
         if filters:
-            params["FilterExpression"] = (
-                filters[0] if len(filters) == 1 else " AND ".join(f"({f})" for f in filters)
-            )
+            params["FilterExpression"] = conjunction(filters)
         if self.projected is not None:
             params["ProjectionExpression"] = self.projected[0]
             names.update(self.projected[1])

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, Union, overlo
 
 from typing_extensions import Self
 
-from .._entity import Entity, EntitySpec
+from .._entity import Entity
+from .._entity_spec import EntitySpec
 from .._expressions import Attr, Condition, all_of
 from .._flows import Flow, is_async
 from .._record import FrozenRecord
@@ -322,7 +323,7 @@ class BoundPropagate(Generic[S]):
 
     def __call__(self, old: S, new: S) -> PropagationReport:
         """Rewrite the stale copies of ``new``'s mapped fields (no request when none changed)."""
-        flow = self.pattern.flow(self.repo.read_context, self.repo.planner, old, new)
+        flow = self.pattern.flow(self.repo.context, self.repo.planner, old, new)
         report: PropagationReport = self.repo.run(flow)
         return report
 
@@ -343,7 +344,7 @@ class AsyncBoundPropagate(Generic[S]):
 
     def __call__(self, old: S, new: S) -> Coroutine[Any, Any, PropagationReport]:
         """Rewrite the stale copies of ``new``'s mapped fields (no request when none changed)."""
-        flow = self.pattern.flow(self.repo.read_context, self.repo.planner, old, new)
+        flow = self.pattern.flow(self.repo.context, self.repo.planner, old, new)
         return self.repo.run(flow)
 
     def on_event(self, event: Modified[S]) -> Coroutine[Any, Any, PropagationReport]:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from typing_extensions import Self
 
 from .._context import PlanContext
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._expressions import add_filter
 from .._flows import Flow, Send, is_async
 from .._item_key import key_identity

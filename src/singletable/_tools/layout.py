@@ -42,7 +42,7 @@ from .layout_items import (
 from .layout_views import IndexView, Row, build_views, table_order
 
 if TYPE_CHECKING:
-    from .._entity import EntitySpec
+    from .._entity_spec import EntitySpec
     from .._patterns.declare import ExplainRow, Pattern
     from .._repository import Repository
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .._entity import Entity, EntitySpec
+from .._entity import Entity
+from .._entity_spec import EntitySpec
 from .._flows import Flow, Send
 from .._item_key import key_identity
 from .._paging import KeyRef

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._context import WriteContext
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._expressions import raw_condition
 from .._item_key import Key
 from .._keys import KeyTemplate

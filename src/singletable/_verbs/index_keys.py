@@ -17,7 +17,7 @@ import types
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._indexes import IndexSpec
 from .._keys import KeyTemplate
 from .._wire import Wire

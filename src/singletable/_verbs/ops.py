@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from .._codec import encode_value
 from .._context import WriteContext
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._expressions import Attr, CompileContext, Condition, ExpressionBuilder, all_of, raw_condition
 from .._item_key import Key
 from .._wire import Wire

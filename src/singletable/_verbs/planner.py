@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._context import WriteContext
-from .._entity import EntitySpec, spec_of
+from .._entity import spec_of
+from .._entity_spec import EntitySpec
 from .._flows import Flow, Send
 from .._keys import UPDATE_KEYWORDS
 from .._projection import is_projection

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._context import WriteContext
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._expressions import Attr, Condition, all_of, raw_condition
 from .._item_key import Key
 from .._wire import Wire

@@ -17,7 +17,7 @@ from typing import Any
 
 from .._codec import bare_annotation, encode_value
 from .._context import WriteContext
-from .._entity import EntitySpec
+from .._entity_spec import EntitySpec
 from .._expressions import (
     Attr,
     CompileContext,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..._codec import bare_annotation
 
 if TYPE_CHECKING:
-    from ..._entity import EntitySpec
+    from ..._entity_spec import EntitySpec
     from ..._keys import KeyTemplate, Placeholder
 
 _MAX_CHAR = 0x10FFFE  # U+10FFFF is reserved: keys never hold it

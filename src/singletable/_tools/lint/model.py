@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..._entity import EntitySpec
+    from ..._entity_spec import EntitySpec
     from ..._keys import KeyTemplate
     from ..._patterns.declare import Pattern
     from ..._repository import Repository

@@ -27,7 +27,7 @@ from .model import subject as _subject
 from .report import acknowledgements, apply_acknowledgements
 
 if TYPE_CHECKING:
-    from ..._entity import EntitySpec
+    from ..._entity_spec import EntitySpec
     from ..._expressions import Condition
     from ..._keys import KeyTemplate, Placeholder
     from ..._patterns.declare import Pattern
