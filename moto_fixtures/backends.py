@@ -39,19 +39,36 @@ TTL_API = "ttl_api"  # UpdateTimeToLive (DescribeTimeToLive exists everywhere)
 RETURN_VALUES_ON_CCF = "return_values_on_condition_check_failure"  # Item on CCF errors
 STREAMS = "streams"  # StreamSpecification + the dynamodbstreams API
 UNPROCESSED_KEYS_AT_16MB = "unprocessed_keys_at_16mb"  # BatchGetItem response cap is 16 MB
+# GSIs keyed on several attributes (up to 4 + 4, DynamoDB since November 2025; moto 5.2.5)
+MULTI_ATTRIBUTE_KEYS = "multi_attribute_keys"
 
 ALL_FEATURES: frozenset[str] = frozenset(
-    {TRANSACTIONS, TTL_API, RETURN_VALUES_ON_CCF, STREAMS, UNPROCESSED_KEYS_AT_16MB}
+    {
+        TRANSACTIONS,
+        TTL_API,
+        RETURN_VALUES_ON_CCF,
+        STREAMS,
+        UNPROCESSED_KEYS_AT_16MB,
+        MULTI_ATTRIBUTE_KEYS,
+    }
 )
 
 _MISSING: dict[str, frozenset[str]] = {
     "inproc": frozenset(),
     "moto_server": frozenset(),
     # dynalite 4.0.0: UnknownOperationException for Transact*/UpdateTimeToLive, ignores
-    # StreamSpecification, never returns Item on ConditionalCheckFailed, and caps BatchGetItem
-    # responses at ~1.4 MB (1 MB + max item size) instead of 16 MB.
+    # StreamSpecification, never returns Item on ConditionalCheckFailed, caps BatchGetItem
+    # responses at ~1.4 MB (1 MB + max item size) instead of 16 MB, and refuses a key schema
+    # with more than one HASH or RANGE attribute.
     "dynalite": frozenset(
-        {TRANSACTIONS, TTL_API, RETURN_VALUES_ON_CCF, STREAMS, UNPROCESSED_KEYS_AT_16MB}
+        {
+            TRANSACTIONS,
+            TTL_API,
+            RETURN_VALUES_ON_CCF,
+            STREAMS,
+            UNPROCESSED_KEYS_AT_16MB,
+            MULTI_ATTRIBUTE_KEYS,
+        }
     ),
     "endpoint": frozenset(),
 }
@@ -66,6 +83,7 @@ FEATURE_GAPS: dict[str, str] = {
     ),
     STREAMS: "no Streams",
     UNPROCESSED_KEYS_AT_16MB: "BatchGetItem answers end at about 1.4 MB, not 16 MB",
+    MULTI_ATTRIBUTE_KEYS: "no multi-attribute index keys (a GSI keyed on 2-4 + 0-4 attributes)",
 }
 OTHER_GAPS: dict[str, tuple[str, ...]] = {
     "inproc": (

@@ -476,6 +476,8 @@ class ToItemWriter:
         # characters than the smallest limit allows (4 bytes a character at most).
         safe = min(tpl.max_bytes // 4 for _, tpl in spec.key_templates)
         lines.append(f"    if u > {safe}: {gen.bind(spec.check_key_sizes, '_keys')}(item)")
+        if spec.native_limits:  # values DynamoDB refuses as index keys (empty, too long)
+            lines.append(f"    {gen.bind(spec.check_native_values, '_native')}(item)")
         finish = gen.bind(spec.finish_item, "_finish")
         extras = " or e.__pydantic_extra__" if spec.codec.allows_extra else ""
         lines.append(f"    if n > {MAX_ITEM_BYTES}{extras}: return {finish}(e, item)")

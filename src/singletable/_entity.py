@@ -123,6 +123,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
     facts = checks.read_fields(owner, table, cls.model_fields)
     marked = checks.marked_fields(owner, cls.model_fields, facts.markers)
     base, indexes = _key_specs(cls, owner, table, type_name)
+    native = checks.native_indexes(owner, table, cls.model_fields, facts.attr_names, base)
     ttl_field = facts.ttl_field
     former_types = _former_types(cls, owner, table, type_name, marked.unique)
     return EntitySpec(
@@ -146,6 +147,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
         attr_names=facts.attr_names,
         shards=marked.shards,
         former_types=former_types,
+        native=native,
     )
 
 

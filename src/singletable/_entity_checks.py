@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Union
 from pydantic import ValidationError
 
 from ._codec import bare_annotation
-from ._key_formats import key_format, key_type_of
+from ._indexes import NativeAttribute, NativeIndexSpec
+from ._key_formats import KeyKind, key_format, key_type_of
 from ._keys import KeyTemplate
 from ._markers import CreatedAt, Marker, Shard, Unique, UpdatedAt, Version, shard_of
 from ._table import IndexKeys, Table
@@ -310,7 +311,14 @@ def declared_index_keys(owner: str, table: Table, index_name: str) -> IndexKeys:
             f"(its indexes: {known}); add GSI({index_name!r}, ...) to the table or fix "
             "the name"
         )
-    return table.index_keys(index_name)
+    keys = table.index_keys(index_name)
+    if keys.native:
+        raise ModelDefinitionError(
+            f"{owner}.Keys.{index_name}: {index_name} is a native-key index (keyed on "
+            f"{', '.join(keys.attributes)}); an entity is in it by having those fields, so "
+            f"remove {index_name} from {owner}.Keys"
+        )
+    return keys
 
 
 def index_templates(
@@ -398,7 +406,7 @@ def derived_indexes(
         base_texts[base_keys.sk] = sk_tpl.text
     for index in table.indexes:
         keys = table.index_keys(index.name)
-        if index.name in declared or keys.local:
+        if index.name in declared or keys.local or keys.native:
             continue
         if keys.pk in base_texts and (keys.sk is None or keys.sk in base_texts):
             try:
@@ -451,3 +459,75 @@ def computed_in_keys(cls: type[BaseModel], specs: list[IndexSpec]) -> tuple[str,
     """The computed fields some key template reads (to_item evaluates them first)."""
     computed = cls.model_computed_fields
     return tuple(sorted({f for spec in specs for f in spec.template_fields if f in computed}))
+
+
+# -- native-key indexes ------------------------------------------------------------------------
+
+#: The DynamoDB type a native key attribute gets from its field's kind.
+_NATIVE_KINDS = {
+    KeyKind.STR: "S",
+    KeyKind.DATE: "S",
+    KeyKind.DATETIME: "S",
+    KeyKind.UUID: "S",
+    KeyKind.INT: "N",
+    KeyKind.DECIMAL: "N",
+}
+
+
+def native_kind(owner: str, field: str, annotation: Any, index: str) -> tuple[str, bool]:
+    """``(DynamoDB type, optional)`` of a field that keys a native index: ``S`` for str, str
+    Enums, Literal strs, UUID, date and datetime (its stored text), ``N`` for int, Decimal,
+    int Enums and Literal ints, ``B`` for bytes; anything else is refused, naming the field."""
+    inner, optional = annotation, False
+    if typing.get_origin(inner) is typing.Annotated:
+        inner = typing.get_args(inner)[0]
+    if typing.get_origin(inner) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(inner) if a is not type(None)]
+        optional = len(args) < len(typing.get_args(inner))
+        inner = args[0] if len(args) == 1 else inner
+    if inner is bytes:
+        return "B", optional
+    try:
+        key_type = key_type_of(annotation, owner=owner, field=field)
+    except KeyDefinitionError:
+        raise ModelDefinitionError(
+            f"{owner}.{field}: its type {annotation!r} cannot key native index {index!r}; a key "
+            "attribute is a string (str, str Enum or Literal, UUID, date, datetime), a number "
+            "(int, Decimal, int Enum or Literal) or bytes"
+        ) from None
+    return _NATIVE_KINDS[key_type.kind], key_type.optional
+
+
+def native_indexes(
+    owner: str,
+    table: Table,
+    fields: Mapping[str, FieldInfo],
+    attr_names: Mapping[str, str],
+    base: IndexSpec,
+) -> dict[str, NativeIndexSpec]:
+    """The native-key indexes the entity is in (it has a field for every key attribute), each
+    field that keys one checked for its type whether or not the entity is in that index."""
+    field_of = {attr: name for name, attr in attr_names.items()}
+    table_keys = {base.keys.pk: base.pk, base.keys.sk: base.sk}
+    found: dict[str, NativeIndexSpec] = {}
+    for index in table.indexes:
+        keys = table.index_keys(index.name)
+        if not keys.native:
+            continue
+        attributes: list[NativeAttribute] = []
+        for attr in keys.attributes:
+            if attr in table_keys and table_keys[attr] is not None:
+                attributes.append(NativeAttribute(attr, "S", template=table_keys[attr]))
+                continue
+            name = field_of.get(attr)
+            if name is None:
+                continue
+            kind, optional = native_kind(owner, name, fields[name].annotation, index.name)
+            table.register_native_type(attr, kind, f"{owner}.{name}")
+            attributes.append(NativeAttribute(attr, kind, field=name, optional=optional))
+        if len(attributes) == len(keys.attributes):
+            split = len(keys.pk_attributes)
+            found[index.name] = NativeIndexSpec(
+                index.name, keys, tuple(attributes[:split]), tuple(attributes[split:])
+            )
+    return found

@@ -19,14 +19,15 @@ from pydantic import ValidationError
 from . import _entity_checks as checks
 from ._codec import ModelCodec, encode_value, wrap_encode_error
 from ._codegen import generate_decode, generate_to_item
-from ._indexes import IndexSpec
+from ._indexes import IndexSpec, NativeIndexSpec
 from ._item_key import Key
-from ._keys import KeyTemplate
+from ._keys import PARTITION_KEY_BYTES, SORT_KEY_BYTES, KeyTemplate
 from ._table import Table
 from ._wire import (
     MAX_ITEM_BYTES,
     NumberRangeError,
     Wire,
+    bytes_of,
     check_item_size,
     decode_value,
     ttl_passed,
@@ -66,6 +67,7 @@ class EntitySpec:
         attr_names: dict[str, str] | None = None,
         shards: tuple[checks.ShardPlan, ...] = (),
         former_types: tuple[str, ...] = (),
+        native: dict[str, NativeIndexSpec] | None = None,
     ) -> None:
         self.cls = cls
         self.table = table
@@ -83,6 +85,7 @@ class EntitySpec:
         self.attr_names: dict[str, str] = {} if attr_names is None else attr_names
         self.shards = shards
         self.former_types = former_types
+        self.native: dict[str, NativeIndexSpec] = {} if native is None else native
 
     # -- names --
 
@@ -291,6 +294,50 @@ class EntitySpec:
             av = item.get(attr)
             if av is not None:
                 tpl.check_size(av["S"])
+
+    @functools.cached_property
+    def native_limits(self) -> dict[str, tuple[str, int]]:
+        """The fields that key a native index: ``field -> (attribute, byte limit)``, the
+        tighter limit when a field is a partition attribute somewhere and a sort one
+        elsewhere."""
+        limits: dict[str, tuple[str, int]] = {}
+        for native in self.native.values():
+            for attrs, limit in ((native.pk, PARTITION_KEY_BYTES), (native.sk, SORT_KEY_BYTES)):
+                for a in attrs:
+                    if a.field is not None:
+                        known = limits.get(a.field, (a.attribute, limit))
+                        limits[a.field] = (a.attribute, min(known[1], limit))
+        return limits
+
+    def check_native_value(self, field: str, wire: Wire) -> None:
+        """:class:`KeyTemplateError` naming ``field`` for a value DynamoDB refuses as an index
+        key: an empty string or bytes, or more bytes than the key takes."""
+        attribute, limit = self.native_limits[field]
+        ((tag, raw),) = wire.items()
+        if tag == "N":
+            return
+        size = len(raw.encode("utf-8", "surrogatepass")) if tag == "S" else len(bytes_of(raw))
+        if size == 0:
+            raise KeyTemplateError(
+                f"{self.name}.{field}: an empty value cannot key index attribute "
+                f"{attribute!r} (DynamoDB refuses it); leave the field None to keep the item "
+                "out of the index",
+                key=field,
+            )
+        if size > limit:
+            raise KeyTemplateError(
+                f"{self.name}.{field}: {size} bytes is more than index key attribute "
+                f"{attribute!r} takes ({limit})",
+                key=field,
+            )
+
+    def check_native_values(self, item: Mapping[str, Wire]) -> None:
+        """:meth:`check_native_value` for every native key field ``item`` holds."""
+        names = self.attr_names
+        for field in self.native_limits:
+            wire = item.get(names.get(field, field))
+            if wire is not None:
+                self.check_native_value(field, wire)
 
     def describe_key(self, key: Mapping[str, Wire]) -> str:
         """``Order(PK='...', SK='...')``: the primary key of ``key`` (or of a whole item)."""

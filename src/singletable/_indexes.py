@@ -90,3 +90,76 @@ class IndexSpec:
         if self.when is None:
             return True
         return all(values.get(name) in allowed for name, allowed in self.when.items())
+
+
+class NativeAttribute:
+    """One key attribute of a native index, as one entity stores it: a field of its own
+    (``field``, typed ``S``/``N``/``B``), or the table's own key attribute, which holds the
+    entity's rendered table key (``template``, ``S``)."""
+
+    __slots__ = ("attribute", "field", "kind", "optional", "template")
+
+    def __init__(
+        self,
+        attribute: str,
+        kind: str,
+        *,
+        field: str | None = None,
+        template: KeyTemplate | None = None,
+        optional: bool = False,
+    ) -> None:
+        self.attribute = attribute
+        self.kind = kind
+        self.field = field
+        self.template = template
+        self.optional = optional
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The entity fields a call gives for this attribute (a template's, or the field)."""
+        if self.template is not None:
+            return self.template.fields
+        assert self.field is not None
+        return (self.field,)
+
+    def __repr__(self) -> str:
+        return f"NativeAttribute({self.attribute!r}, {self.kind!r}, field={self.field!r})"
+
+
+class NativeIndexSpec:
+    """An entity's membership in a native-key index: the attributes it keys on, in key order.
+
+    Nothing is derived: the item holds the fields under their own names, and an item without
+    one of them (a ``None`` field) is not in the index, which is therefore ``sparse`` when a
+    key field is optional.
+    """
+
+    __slots__ = ("keys", "name", "pk", "sk")
+
+    def __init__(
+        self,
+        name: str,
+        keys: IndexKeys,
+        pk: tuple[NativeAttribute, ...],
+        sk: tuple[NativeAttribute, ...],
+    ) -> None:
+        self.name = name
+        self.keys = keys
+        self.pk = pk
+        self.sk = sk
+
+    @property
+    def attributes(self) -> tuple[NativeAttribute, ...]:
+        return self.pk + self.sk
+
+    @property
+    def sparse(self) -> bool:
+        return any(a.optional for a in self.attributes)
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return tuple(f for a in self.attributes for f in a.fields)
+
+    def holds(self, values: Mapping[str, Any]) -> bool:
+        """Whether an item with these field values is in the index: every key field set."""
+        return all(values.get(a.field) is not None for a in self.attributes if a.field)

@@ -50,11 +50,21 @@ class _IndexDeclaration(FrozenRecord):
         return str(_projection_dict(self.projection)["ProjectionType"])
 
 
+#: DynamoDB's limit on the attributes of a multi-attribute key: four partition, four sort.
+NATIVE_KEY_ATTRIBUTES = 4
+
+
 class GSI(_IndexDeclaration):
     """A global secondary index.
 
     ``name`` is the handle used in ``Keys`` and patterns; ``index_name`` is the physical
     name when it differs (e.g. ``"email-index"``).
+
+    ``pk`` and ``sk`` are either attribute names (``"GSI1PK"``: one derived attribute each,
+    rendered from the templates entities give in ``class Keys``) or tuples of 1-4 entity
+    attribute names (``pk=("tenant_id", "region"), sk=("created_at",)``): a **native-key
+    index**, keyed on the items' own typed attributes, which entities populate by having those
+    fields (nothing is derived, and an absent value leaves the item out of the index).
     """
 
     # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
@@ -62,16 +72,16 @@ class GSI(_IndexDeclaration):
     _fields = ("name", "pk", "sk", "projection", "index_name")
 
     name: str
-    pk: str
-    sk: str | None
+    pk: str | tuple[str, ...]
+    sk: str | tuple[str, ...] | None
     projection: ProjectionSpec
     index_name: str | None
 
     def __init__(
         self,
         name: str,
-        pk: str,
-        sk: str | None = None,
+        pk: str | tuple[str, ...],
+        sk: str | tuple[str, ...] | None = None,
         projection: ProjectionSpec = "ALL",
         index_name: str | None = None,
     ) -> None:
@@ -84,6 +94,45 @@ class GSI(_IndexDeclaration):
     @property
     def is_local(self) -> bool:
         return False
+
+    @property
+    def is_native(self) -> bool:
+        """Keyed on the items' own attributes (``pk``/``sk`` given as tuples)."""
+        return isinstance(self.pk, tuple)
+
+    def key_attributes(self, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(partition attributes, sort attributes)``, checked: one kind of key (derived
+        names or native tuples), 1-4 distinct names per native tuple."""
+        where = f"Table {table!r}: GSI {self.name!r}"
+        pk, sk = self.pk, self.sk
+        if not isinstance(pk, tuple):
+            if isinstance(sk, tuple):
+                raise ModelDefinitionError(
+                    f"{where}: pk is an attribute name but sk a tuple; an index is either "
+                    "derived (pk='GSI1PK', sk='GSI1SK') or native (pk=('a',), sk=('b',))"
+                )
+            if not isinstance(pk, str) or not pk or (sk is not None and not isinstance(sk, str)):
+                raise ModelDefinitionError(
+                    f"{where}: pk and sk must be attribute names (or tuples of them)"
+                )
+            return (pk,), (sk,) if sk else ()
+        if sk is not None and not isinstance(sk, tuple):
+            raise ModelDefinitionError(
+                f"{where}: pk is a tuple but sk an attribute name; a native index takes tuples "
+                f"for both: sk=({sk!r},)"
+            )
+        sk = sk or ()
+        for role, names in (("pk", pk), ("sk", sk)):
+            if (role == "pk" and not names) or len(names) > NATIVE_KEY_ATTRIBUTES:
+                raise ModelDefinitionError(
+                    f"{where}: {role} takes 1 to {NATIVE_KEY_ATTRIBUTES} attribute names, not "
+                    f"{len(names)}"
+                )
+            if not all(isinstance(n, str) and n for n in names):
+                raise ModelDefinitionError(f"{where}: {role} must hold attribute names (str)")
+        if len(set(pk + sk)) != len(pk + sk):
+            raise ModelDefinitionError(f"{where}: an attribute appears twice in pk and sk")
+        return pk, sk
 
 
 class LSI(_IndexDeclaration):
@@ -119,11 +168,35 @@ SecondaryIndex = GSI | LSI
 
 
 class IndexKeys(Record):
-    """Resolved key attribute names of the table or one of its indexes."""
+    """Resolved key attribute names of the table or one of its indexes.
+
+    ``pk``/``sk`` name the (first) partition and sort attribute; ``pk_attributes`` and
+    ``sk_attributes`` all of them, in key order (a derived key has one each; a native one
+    up to four each, and ``native`` is true).
+    """
 
     # Built by Table; treated as immutable (not enforced). Equal by value, hashable.
-    __slots__ = ("local", "name", "physical_name", "pk", "projection_type", "sk")
-    _fields = ("name", "pk", "sk", "projection_type", "physical_name", "local")
+    __slots__ = (
+        "local",
+        "name",
+        "native",
+        "physical_name",
+        "pk",
+        "pk_attributes",
+        "projection_type",
+        "sk",
+        "sk_attributes",
+    )
+    _fields = (
+        "name",
+        "pk",
+        "sk",
+        "projection_type",
+        "physical_name",
+        "local",
+        "pk_attributes",
+        "sk_attributes",
+    )
 
     def __init__(
         self,
@@ -133,6 +206,8 @@ class IndexKeys(Record):
         projection_type: str = "ALL",
         physical_name: str | None = None,
         local: bool = False,
+        pk_attributes: tuple[str, ...] | None = None,
+        sk_attributes: tuple[str, ...] | None = None,
     ) -> None:
         self.name = name
         self.pk = pk
@@ -140,6 +215,14 @@ class IndexKeys(Record):
         self.projection_type = projection_type
         self.physical_name = physical_name
         self.local = local
+        self.native = pk_attributes is not None
+        self.pk_attributes = (pk,) if pk_attributes is None else pk_attributes
+        self.sk_attributes = ((sk,) if sk else ()) if sk_attributes is None else sk_attributes
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        """Every key attribute, partition first, in key order."""
+        return self.pk_attributes + self.sk_attributes
 
 
 class Table:
@@ -157,6 +240,7 @@ class Table:
     __slots__ = (
         "_entities",
         "_index_keys",
+        "_native_types",
         "billing_mode",
         "datetime_format",
         "delimiter",
@@ -247,9 +331,25 @@ class Table:
                 keys = IndexKeys(
                     index.name, self.pk, index.sk, index.projection_type, index.physical_name, True
                 )
-            else:
+            elif index.is_native:
+                pk_attrs, sk_attrs = index.key_attributes(self.name)
                 keys = IndexKeys(
-                    index.name, index.pk, index.sk, index.projection_type, index.physical_name
+                    index.name,
+                    pk_attrs[0],
+                    sk_attrs[0] if sk_attrs else None,
+                    index.projection_type,
+                    index.physical_name,
+                    pk_attributes=pk_attrs,
+                    sk_attributes=sk_attrs,
+                )
+            else:
+                index.key_attributes(self.name)
+                keys = IndexKeys(
+                    index.name,
+                    index.pk,  # type: ignore[arg-type]  # checked: a name
+                    index.sk,  # type: ignore[arg-type]
+                    index.projection_type,
+                    index.physical_name,
                 )
             self._index_keys[index.name] = keys
         if self.type_attribute in {self.pk, self.sk}:
@@ -261,6 +361,24 @@ class Table:
                 f"Table {self.name!r}: ttl_attribute {self.ttl_attribute!r} is a key attribute "
                 "or the type tag"
             )
+        self._check_native_attributes()
+        self._native_types: dict[str, tuple[str, str]] = {}
+
+    def _check_native_attributes(self) -> None:
+        """A native index's attributes are entity fields (or the table's own key attributes,
+        which hold the rendered table key): never the type tag, the TTL number or an attribute
+        that singletable derives for another index."""
+        derived = self.key_attributes - {self.pk, self.sk}
+        for keys in self._index_keys.values():
+            if not keys.native:
+                continue
+            for attr in keys.attributes:
+                if attr in derived or attr in (self.type_attribute, self.ttl_attribute):
+                    raise ModelDefinitionError(
+                        f"Table {self.name!r}: native index {keys.name!r} is keyed on {attr!r}, "
+                        "which singletable writes itself (a derived index key, the type tag or "
+                        "the TTL); key it on entity fields"
+                    )
 
     def __repr__(self) -> str:
         fmt = "" if self.datetime_format is None else f", datetime_format={self.datetime_format!r}"
@@ -291,13 +409,50 @@ class Table:
 
     @property
     def key_attributes(self) -> frozenset[str]:
-        """Every attribute that is a key of the table or of an index."""
-        names = set()
+        """Every attribute singletable derives as a key: the table's and each derived index's
+        (a native index's attributes are entity fields, not listed here)."""
+        names: set[str] = set()
         for keys in self._index_keys.values():
-            names.add(keys.pk)
-            if keys.sk:
-                names.add(keys.sk)
+            if not keys.native:
+                names.update(keys.attributes)
         return frozenset(names)
+
+    @property
+    def native_attributes(self) -> frozenset[str]:
+        """The attributes native indexes are keyed on that are entity fields (the table's own
+        key attributes left out)."""
+        names = {a for keys in self._index_keys.values() if keys.native for a in keys.attributes}
+        return frozenset(names - {self.pk, self.sk})
+
+    def register_native_type(self, attribute: str, kind: str, owner: str) -> None:
+        """Record that entity field ``owner`` stores native key ``attribute`` as ``kind``
+        (``S``, ``N`` or ``B``); another entity typing it differently is refused."""
+        known = self._native_types.get(attribute)
+        if known is not None and known[0] != kind and known[1] != owner:
+            raise ModelDefinitionError(
+                f"{owner}: stores index key attribute {attribute!r} as {kind}, but "
+                f"{known[1]} stores it as {known[0]}; one attribute has one type in every "
+                "index keyed on it: give the fields one type"
+            )
+        if known is None or known[1] == owner:
+            self._native_types[attribute] = (kind, owner)
+
+    def attribute_type(self, attribute: str) -> str:
+        """The DynamoDB type (``S``/``N``/``B``) of a key attribute: ``S`` for the derived
+        ones, the declaring entities' field type for a native one."""
+        if attribute not in self.native_attributes:
+            return "S"
+        known = self._native_types.get(attribute)
+        if known is None:
+            users = [
+                k.name for k in self._index_keys.values() if k.native and attribute in k.attributes
+            ]
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: no entity declares a field for {attribute!r}, a key "
+                f"attribute of native index {users[0]!r}, so its type is unknown; declare "
+                "the entities before creating the table"
+            )
+        return known[0]
 
     def register_entity(self, type_name: str, cls: type) -> None:
         existing = self._entities.get(type_name)
@@ -320,23 +475,24 @@ class Table:
 
     # -- schema ------------------------------------------------------------------------------
 
-    def _key_schema(self, pk: str, sk: str | None) -> list[dict[str, str]]:
-        schema = [{"AttributeName": pk, "KeyType": "HASH"}]
-        if sk:
-            schema.append({"AttributeName": sk, "KeyType": "RANGE"})
+    def _key_schema(self, keys: IndexKeys) -> list[dict[str, str]]:
+        schema = [{"AttributeName": a, "KeyType": "HASH"} for a in keys.pk_attributes]
+        schema += [{"AttributeName": a, "KeyType": "RANGE"} for a in keys.sk_attributes]
         return schema
 
     def create_table_params(self, table_name: str | None = None) -> dict[str, Any]:
         """The exact ``CreateTable`` keyword arguments for this table."""
         attrs: list[str] = []
         for keys in self._index_keys.values():
-            for attr in (keys.pk, keys.sk):
-                if attr and attr not in attrs:
+            for attr in keys.attributes:
+                if attr not in attrs:
                     attrs.append(attr)
         params: dict[str, Any] = {
             "TableName": table_name or self.name,
-            "KeySchema": self._key_schema(self.pk, self.sk),
-            "AttributeDefinitions": [{"AttributeName": a, "AttributeType": "S"} for a in attrs],
+            "KeySchema": self._key_schema(self._index_keys[None]),
+            "AttributeDefinitions": [
+                {"AttributeName": a, "AttributeType": self.attribute_type(a)} for a in attrs
+            ],
         }
         throughput = None
         if self.billing_mode == "PROVISIONED" and self.provisioned:
@@ -348,12 +504,11 @@ class Table:
         lsis = []
         for index in self.indexes:
             entry: dict[str, Any] = {"IndexName": index.physical_name}
+            entry["KeySchema"] = self._key_schema(self._index_keys[index.name])
             if isinstance(index, LSI):
-                entry["KeySchema"] = self._key_schema(self.pk, index.sk)
                 entry["Projection"] = _projection_dict(index.projection)
                 lsis.append(entry)
             else:
-                entry["KeySchema"] = self._key_schema(index.pk, index.sk)
                 entry["Projection"] = _projection_dict(index.projection)
                 if throughput:
                     entry["ProvisionedThroughput"] = dict(throughput)

@@ -16,6 +16,8 @@ from ..errors import ModelDefinitionError
 from .base import AsyncRunner, ExplainRow, SyncRunner, check_table, entity_spec
 from .bound import AsyncBoundCollection, BoundCollection
 from .keyed import KeyedPattern, KeyPlan, Order, key_plan
+from .native import NativeKeyPlan
+from .native import key_condition_text as native_key_condition_text
 
 if TYPE_CHECKING:
     from .._entity import Entity
@@ -42,17 +44,39 @@ class CollectionPattern(KeyedPattern):
         for spec in self.specs:
             check_table(spec, table, where)
         plans = [key_plan(spec, self.index, where) for spec in self.specs]
-        texts = {plan.pk.text for plan in plans}
-        if len(texts) > 1:
-            detail = ", ".join(f"{s.name}: {p.pk.text!r}" for s, p in zip(self.specs, plans))
-            raise ModelDefinitionError(
-                f"{where}: the entities do not share a partition on "
-                f"{self.index or 'the table'} ({detail}); give them the same partition key "
-                "template"
-            )
-        self.plan = KeyPlan(plans[0].index, plans[0].keys, plans[0].pk, None)
         self.sk_plans = plans
-        self.prefix = _common_prefix([p.sk.literal_prefix if p.sk else "" for p in plans])
+        first = plans[0]
+        if isinstance(first, NativeKeyPlan):
+            shapes = {_native_shape(p) for p in plans}  # type: ignore[arg-type]
+            if len(shapes) > 1:
+                raise ModelDefinitionError(
+                    f"{where}: the entities key native index {self.index!r} differently "
+                    "(other field names, or other table-key templates); a collection needs one "
+                    "set of call keywords"
+                )
+            if first.keys.projection_type == "KEYS_ONLY":
+                raise ModelDefinitionError(
+                    f"{where}: native index {self.index!r} projects KEYS_ONLY, so its items "
+                    "carry no type tag to tell the entities apart; project the type tag"
+                )
+            self.plan = first
+            self.prefix = ""
+        else:
+            texts = {plan.pk.text for plan in plans}  # type: ignore[union-attr]
+            if len(texts) > 1:
+                detail = ", ".join(
+                    f"{s.name}: {p.pk.text!r}"  # type: ignore[union-attr]
+                    for s, p in zip(self.specs, plans)
+                )
+                raise ModelDefinitionError(
+                    f"{where}: the entities do not share a partition on "
+                    f"{self.index or 'the table'} ({detail}); give them the same partition key "
+                    "template"
+                )
+            self.plan = KeyPlan(first.index, first.keys, first.pk, None)
+            self.prefix = _common_prefix(
+                [p.sk.literal_prefix if p.sk else "" for p in plans]  # type: ignore[union-attr]
+            )
         self._bind_common(table, where)
         keys = self.plan.keys
         if keys.projection_type != "ALL":
@@ -66,8 +90,11 @@ class CollectionPattern(KeyedPattern):
         return self.prefix
 
     def key_condition_text(self) -> str:
-        keys = self.plan.keys
-        text = f"{keys.pk} = {self.plan.pk.text}"
+        plan = self.plan
+        if isinstance(plan, NativeKeyPlan):
+            return native_key_condition_text(plan)
+        keys = plan.keys
+        text = f"{keys.pk} = {plan.pk.text}"
         if self.prefix and keys.sk:
             text += f" AND begins_with({keys.sk}, {self.prefix})"
         return text
@@ -121,6 +148,14 @@ class CollectionPattern(KeyedPattern):
         if instance is None:
             return self
         return (AsyncBoundCollection if is_async(instance) else BoundCollection)(self, instance)
+
+
+def _native_shape(plan: NativeKeyPlan) -> tuple[tuple[str, tuple[str, ...], str], ...]:
+    """What a native index asks of a call, per attribute: its fields (or template)."""
+    return tuple(
+        (a.attribute, a.fields, a.template.text if a.template else "")
+        for a in plan.native.attributes
+    )
 
 
 def _common_prefix(prefixes: Sequence[str]) -> str:

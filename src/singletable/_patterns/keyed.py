@@ -21,8 +21,10 @@ from .._paging import binding_of
 from .._projection import ProjectionPlan
 from .._table import IndexKeys, Table
 from ..errors import InvalidCursor, InvalidRequestError, KeyTemplateError, ModelDefinitionError
+from . import native as native_keys
 from .base import Decoder, Pattern, pattern_argument_error
 from .keywords import COMPARISON_OPS, RANGE_OPS, CallKeywords, QueryCall, split_lookup
+from .native import NativeKeyPlan
 
 Order = Literal["asc", "desc"]
 CompiledFilter = tuple[str, dict[str, str], dict[str, Any]]
@@ -67,11 +69,13 @@ class QueryPlan:
         binding_parts: tuple[Any, ...],
         limit: int,
         sort: SortCondition | None,
+        check_start: Callable[[Mapping[str, Any]], None],
     ) -> None:
         self.params = params
         self.binding_parts = binding_parts
         self.limit = limit
-        self.sort = sort
+        self.sort = sort  # the sort-key condition (key templates; None on a native index)
+        self.check_start = check_start  # InvalidCursor unless a start key lies in the query
 
     @functools.cached_property
     def binding(self) -> str:
@@ -79,7 +83,23 @@ class QueryPlan:
         return binding_of(*self.binding_parts)
 
 
-def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan:
+def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan | NativeKeyPlan:
+    """The entity's keys on ``index`` (None: the table), templates or native attributes."""
+    keys = spec.table.index_keys(index)
+    if keys.native:
+        assert index is not None
+        native = spec.native.get(index)
+        if native is None:
+            fields = set(spec.attr_names.values())
+            missing = [
+                a for a in keys.attributes if a not in fields | {spec.table.pk, spec.table.sk}
+            ]
+            raise ModelDefinitionError(
+                f"{where}: {spec.name} is not in native index {index!r}: it has no field for "
+                f"{', '.join(missing)} (an entity is in a native index when it has a field for "
+                "every key attribute)"
+            )
+        return NativeKeyPlan(index, native)
     try:
         index_spec = spec.index(index)
     except ModelDefinitionError:
@@ -87,7 +107,6 @@ def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan:
             f"{where}: {spec.name} does not populate index {index!r}; add {index} = (...) to "
             f"{spec.name}.Keys or query another index"
         ) from None
-    keys = spec.table.index_keys(index)
     pk = index_spec.pk or spec.base.pk
     assert pk is not None
     return KeyPlan(index, keys, pk, index_spec.sk)
@@ -118,7 +137,7 @@ class KeyedPattern(Pattern):
     order: Order
     where: Condition | None
     consistent: bool
-    plan: KeyPlan
+    plan: KeyPlan | NativeKeyPlan
     specs: list[EntitySpec]
     table: Table
     decoder: Decoder
@@ -136,7 +155,7 @@ class KeyedPattern(Pattern):
                 "query the table"
             )
         self.filter_params = self.where.param_names() if self.where is not None else set()
-        clash = self.filter_params & (set(self.plan.pk.fields) | self._sk_fields() | CALL_KEYWORDS)
+        clash = self.filter_params & (self._key_fields() | CALL_KEYWORDS)
         if clash:
             raise ModelDefinitionError(
                 f"{where}: Param({sorted(clash)[0]!r}) clashes with a key field or call keyword"
@@ -161,7 +180,12 @@ class KeyedPattern(Pattern):
         sense: range lookups only where they are exact.
         """
         spec = self.specs[0]
-        sk = self.plan.sk
+        plan = self.plan
+        if isinstance(plan, NativeKeyPlan):
+            params = tuple(sorted(self.filter_params))
+            self.call_keywords = native_keys.native_keywords(plan, spec, params)
+            return
+        sk = plan.sk
         lookups: dict[str, tuple[str, str]] = {}
         listed: list[str] = []
         for ph in sk.placeholders if sk is not None else ():
@@ -175,12 +199,12 @@ class KeyedPattern(Pattern):
                 if exact or op == "begins_with":
                     listed.append(f"{field}__{op}")
         self.call_keywords = CallKeywords(
-            self.plan.pk.fields,
+            plan.pk.fields,
             sk.fields if sk is not None else (),
             lookups,
             tuple(listed),
             tuple(sorted(self.filter_params)),
-            partition_text=f"partition key {self.plan.pk.text!r}",
+            partition_text=f"partition key {plan.pk.text!r}",
         )
 
     @staticmethod
@@ -218,17 +242,35 @@ class KeyedPattern(Pattern):
         """The sort-key condition when the pattern has no sort-key template (collections)."""
         return None
 
-    def _sk_fields(self) -> set[str]:
-        return set(self.plan.sk.fields) if self.plan.sk else set()
+    @property
+    def native(self) -> bool:
+        """Whether the pattern reads a native-key index."""
+        return isinstance(self.plan, NativeKeyPlan)
+
+    def partition_fields(self) -> tuple[str, ...]:
+        """The fields that name the partition (every call gives them)."""
+        plan = self.plan
+        if isinstance(plan, NativeKeyPlan):
+            return tuple(f for a in plan.native.pk for f in a.fields)
+        return plan.pk.fields
+
+    def _key_fields(self) -> set[str]:
+        plan = self.plan
+        if isinstance(plan, NativeKeyPlan):
+            return set(plan.native.fields)
+        return set(plan.pk.fields) | (set(plan.sk.fields) if plan.sk else set())
 
     def keywords(self) -> tuple[set[str], set[str]]:
         keywords = self.call_keywords
         return set(keywords.required), set(keywords.known)
 
     def key_condition_text(self) -> str:
-        keys = self.plan.keys
-        text = f"{keys.pk} = {self.plan.pk.text}"
-        sk = self.plan.sk
+        plan = self.plan
+        if isinstance(plan, NativeKeyPlan):
+            return native_keys.key_condition_text(plan)
+        keys = plan.keys
+        text = f"{keys.pk} = {plan.pk.text}"
+        sk = plan.sk
         if sk is not None and keys.sk:
             prefix = self._static_prefix()
             if not sk.fields:
@@ -240,7 +282,7 @@ class KeyedPattern(Pattern):
         return text
 
     def _static_prefix(self) -> str:
-        sk = self.plan.sk
+        sk = getattr(self.plan, "sk", None)
         return sk.literal_prefix if sk is not None else ""
 
     def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
@@ -252,21 +294,34 @@ class KeyedPattern(Pattern):
         keywords = self.call_keywords
         if not keywords.known.issuperset(kwargs):  # no set built on the valid path
             raise self.argument_error(kwargs.keys() - keywords.known)
+        if self.native:
+            error = native_keys.argument_error(self.name, keywords, kwargs)
+            if error is not None:
+                raise error
         return self.compile_call(ctx, keywords.split(self.name, kwargs))
 
     def compile_call(self, ctx: PlanContext, call: QueryCall) -> QueryPlan:
         """The Query for a split call (a scatter query compiles one per value of its field)."""
         limit = ctx.default_limit if call.limit is None else call.limit
         call_filter = self._call_filter(call.where)
-        pk_text, sort = self.key_condition(call)
         filter_values = call.filter_values
-        params = self._request(ctx, pk_text, sort, limit, filter_values, call_filter)
+        plan = self.plan
+        sort: SortCondition | None = None
+        native: native_keys.NativeCondition | None = None
+        if isinstance(plan, NativeKeyPlan):
+            native = native_keys.native_condition(self.name, plan, self.specs[0], call)
+            key: Any = tuple(native.binding)
+            expression = (native.expression, native.names, native.values)
+        else:
+            key, sort = self.key_condition(call)
+            expression = self._template_expression(key, sort)
+        params = self._request(ctx, expression, limit, filter_values, call_filter)
         compiled = QueryPlan(
             params,
             (
                 self.name,
                 self.index,
-                pk_text,
+                key,
                 sort.op if sort else None,
                 list(sort.values) if sort else None,
                 sorted((k, repr(v)) for k, v in filter_values.items()),
@@ -276,17 +331,20 @@ class KeyedPattern(Pattern):
             ),
             limit,
             sort,
+            native.check_start if native is not None else self._start_check(key, sort),
         )
         if call.cursor is not None:
-            params["ExclusiveStartKey"] = self._start_key(
-                ctx, call.cursor, compiled.binding, pk_text, sort
-            )
+            attributes = self.plan.cursor_attributes | self.table_key_attributes
+            start = ctx.cursors.decode(call.cursor, compiled.binding, attributes)
+            compiled.check_start(start)
+            params["ExclusiveStartKey"] = start
         return compiled
 
     def key_condition(self, call: QueryCall) -> tuple[str, SortCondition | None]:
         """The rendered partition key and the sort-key condition of a call (key templates)."""
         coerce = self.specs[0].coerce
         plan = self.plan
+        assert isinstance(plan, KeyPlan)
         pk_text = plan.pk.render({name: coerce(name, v) for name, v in call.pk.items()})
         if plan.sk is None:
             return pk_text, self._default_sort()
@@ -305,15 +363,10 @@ class KeyedPattern(Pattern):
             lookup = (field, op, value)
         return pk_text, plan.sk.sort_condition(coerced, lookup)
 
-    def _request(
-        self,
-        ctx: PlanContext,
-        pk_text: str,
-        sort: SortCondition | None,
-        limit: int,
-        filter_values: Mapping[str, Any],
-        call_filter: CompiledFilter | None = None,
-    ) -> dict[str, Any]:
+    def _template_expression(
+        self, pk_text: str, sort: SortCondition | None
+    ) -> tuple[str, dict[str, str], dict[str, Any]]:
+        """``PK = :pk [AND sort condition]`` with its names and values (key templates)."""
         keys = self.plan.keys
         names = {"#pk": keys.pk}
         values: dict[str, Any] = {":pk": {"S": pk_text}}
@@ -324,6 +377,18 @@ class KeyedPattern(Pattern):
             values[":sk"] = {"S": sort.values[0]}
             if sort.op == "between":
                 values[":sk1"] = {"S": sort.values[1]}
+        return expression, names, values
+
+    def _request(
+        self,
+        ctx: PlanContext,
+        key: tuple[str, dict[str, str], dict[str, Any]],
+        limit: int,
+        filter_values: Mapping[str, Any],
+        call_filter: CompiledFilter | None = None,
+    ) -> dict[str, Any]:
+        expression, names, values = key
+        keys = self.plan.keys
         params: dict[str, Any] = {"TableName": ctx.table_name}
         if self.index is not None:
             params["IndexName"] = keys.physical_name
@@ -403,22 +468,19 @@ class KeyedPattern(Pattern):
 
         return encode
 
-    def _start_key(
-        self,
-        ctx: PlanContext,
-        cursor: str,
-        binding: str,
-        pk_text: str,
-        sort: SortCondition | None,
-    ) -> dict[str, Any]:
-        attributes = self.plan.cursor_attributes | self.table_key_attributes
-        key = ctx.cursors.decode(cursor, binding, attributes)
+    def _start_check(
+        self, pk_text: str, sort: SortCondition | None
+    ) -> Callable[[Mapping[str, Any]], None]:
+        """What a start key must satisfy: this partition, inside the sort-key condition."""
         keys = self.plan.keys
-        if key[keys.pk].get("S") != pk_text:
-            raise InvalidCursor("the cursor belongs to another partition")
-        if sort is not None and keys.sk and not within(key[keys.sk].get("S", ""), sort):
-            raise InvalidCursor("the cursor lies outside this query's sort-key range")
-        return key
+
+        def check(key: Mapping[str, Any]) -> None:
+            if key[keys.pk].get("S") != pk_text:
+                raise InvalidCursor("the cursor belongs to another partition")
+            if sort is not None and keys.sk and not within(key[keys.sk].get("S", ""), sort):
+                raise InvalidCursor("the cursor lies outside this query's sort-key range")
+
+        return check
 
     def cursor_key(self, item: Mapping[str, Any]) -> dict[str, Any]:
         attributes = self.plan.cursor_attributes | self.table_key_attributes

@@ -104,7 +104,7 @@ class QueryPattern(KeyedPattern, Generic[T]):
         projection = index.projection
         if projection == "ALL":
             return None
-        base = set(self.table.key_attributes)
+        base = set(self.table.key_attributes) | set(self.plan.keys.attributes)
         if isinstance(projection, tuple):
             base |= set(projection[1])
         return base

@@ -22,7 +22,8 @@ from .._flows import Flow, Gather, Send
 from .._paging import Page, binding_of
 from ..errors import InvalidCursor, ModelDefinitionError
 from .base import ExplainRow
-from .keyed import QueryPlan, within
+from .keyed import QueryPlan
+from .native import comparable
 from .query import QueryPattern
 
 if TYPE_CHECKING:
@@ -56,11 +57,11 @@ class ScatterQueryPattern(QueryPattern[Any]):
                 f"{where}: scatter={self.scatter!r} must name a Shard() field of {spec.name}, "
                 f"e.g. {self.scatter}: Annotated[int, Shard(8, of=...)] = 0"
             )
-        if self.scatter not in self.plan.pk.fields:
+        if self.scatter not in self.partition_fields():
             raise ModelDefinitionError(
                 f"{where}: scatter={self.scatter!r} is not in the partition key of "
-                f"{self.index or 'the table'} ({self.plan.pk.text!r}); put {{{self.scatter}}} in "
-                "that template"
+                f"{self.index or 'the table'} ({self.key_condition_text()!r}); put "
+                f"{{{self.scatter}}} in that template (or the field in the native index's pk)"
             )
         if self.one_only or self.keys_only or self.hydrate:
             raise ModelDefinitionError(
@@ -73,7 +74,7 @@ class ScatterQueryPattern(QueryPattern[Any]):
         self.shards = plan.n
         keys = self.plan.keys
         table_keys = [a for a in (table.pk, table.sk) if a]
-        self.order_attributes = [a for a in (keys.sk, *table_keys) if a]
+        self.order_attributes = list(dict.fromkeys((*keys.sk_attributes, *table_keys)))
         self.position_attributes = frozenset(self.plan.cursor_attributes | set(table_keys))
 
     def _plan_keywords(self) -> None:
@@ -143,8 +144,10 @@ class ScatterQueryPattern(QueryPattern[Any]):
 
     # -- merging --
 
-    def _order_key(self, item: Mapping[str, Any]) -> tuple[str, ...]:
-        return tuple(next(iter(item[a].values())) for a in self.order_attributes)
+    def _order_key(self, item: Mapping[str, Any]) -> tuple[Any, ...]:
+        """Where an item sorts: its sort attributes (numbers by value on a native index), then
+        the table key."""
+        return tuple(comparable(item[a]) for a in self.order_attributes)
 
     def _merge(
         self,
@@ -159,7 +162,7 @@ class ScatterQueryPattern(QueryPattern[Any]):
         has read to); the first ``limit`` eligible ones in merged order are the page.
         """
         descending = self.order == "desc"
-        frontier: tuple[str, ...] | None = None
+        frontier: tuple[Any, ...] | None = None
         found: dict[int, list[tuple[Mapping[str, Any], Any]]] = {}
         for s, response in read.items():
             found[s] = self.decoder.pairs(response.get("Items", ()), ctx)
@@ -180,7 +183,7 @@ class ScatterQueryPattern(QueryPattern[Any]):
             for s in found
         ]
         merged = heapq.merge(*streams, key=lambda entry: entry[0], reverse=descending)
-        taken: list[tuple[tuple[str, ...], int, Mapping[str, Any], Any]] = []
+        taken: list[tuple[tuple[Any, ...], int, Mapping[str, Any], Any]] = []
         for entry in merged:
             if len(taken) == limit:
                 break
@@ -226,18 +229,12 @@ class ScatterQueryPattern(QueryPattern[Any]):
             if not shard.isdigit() or int(shard) >= self.shards:
                 raise InvalidCursor("the cursor is not a cursor of this scatter query")
             grouped.setdefault(int(shard), {})[attr] = value
-        keys = self.plan.keys
         for s, key in grouped.items():
             if key == {"": DONE}:
                 positions[s] = DONE
                 continue
             if frozenset(key) != self.position_attributes:
                 raise InvalidCursor("the cursor does not hold this index's key attributes")
-            pk_text = plans[s].params["ExpressionAttributeValues"][":pk"]["S"]
-            if key[keys.pk].get("S") != pk_text:
-                raise InvalidCursor("the cursor belongs to another partition")
-            sort = plans[s].sort
-            if sort is not None and keys.sk and not within(key[keys.sk].get("S", ""), sort):
-                raise InvalidCursor("the cursor lies outside this query's sort-key range")
+            plans[s].check_start(key)
             positions[s] = key
         return positions

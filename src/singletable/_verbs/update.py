@@ -289,18 +289,23 @@ def _update_expression(
     """The clauses, the index key attributes, the maintained fields and (for an upsert) what a
     new item needs, as one update expression on ``builder``."""
     update = UpdateExpression(builder)
+    native = spec.native_limits  # fields that key a native index: DynamoDB refuses "" there
     for name, value in clauses.set_values.items():
         wire = spec.encode_field(name, value)
         attr = spec.attr_names[name]
         if wire is None:
             update.remove(attr)
         else:
+            if name in native:
+                spec.check_native_value(name, wire)
             update.set(attr, wire)
     for name in clauses.remove:
         update.remove(spec.attr_names[name])
     for name, value in clauses.if_not_exists.items():
         wire = spec.encode_field(name, value)
         if wire is not None:
+            if name in native:
+                spec.check_native_value(name, wire)
             update.set_if_not_exists(spec.attr_names[name], wire)
     for name, value in clauses.add.items():
         update.add(spec.attr_names[name], _delta_wire(spec, name, value))

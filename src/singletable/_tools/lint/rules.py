@@ -397,20 +397,23 @@ def _rule_filter(model: _Model) -> Iterable[Finding]:
 def _sort_templates(pattern: Pattern) -> list[tuple[EntitySpec, KeyTemplate | None]]:
     from ..._patterns.declare import CollectionPattern
 
+    if getattr(pattern, "native", False):
+        return []  # a native index sorts by typed attributes, not by templates
     if isinstance(pattern, CollectionPattern):
-        return [(spec, plan.sk) for spec, plan in zip(pattern.specs, pattern.sk_plans)]
+        return [(spec, plan.sk) for spec, plan in zip(pattern.specs, pattern.sk_plans)]  # type: ignore[union-attr]
     return [(spec, pattern.plan.sk) for spec in _pattern_specs(pattern)]  # type: ignore[attr-defined]
 
 
 def _rule_overlap(model: _Model) -> Iterable[Finding]:
     from ..._patterns.declare import CollectionPattern, QueryPattern
+    from ..._patterns.native import NativeKeyPlan
 
     for name, pattern in model.patterns.items():
         if not isinstance(pattern, (QueryPattern, CollectionPattern)):
             continue
         plan = pattern.plan
-        if plan.keys.sk is None:
-            continue
+        if isinstance(plan, NativeKeyPlan) or plan.keys.sk is None:
+            continue  # a native index holds typed attributes: no prefix to overlap
         own = _pattern_specs(pattern)
         own_names = {s.type_name for s in own}
         if isinstance(pattern, QueryPattern):
