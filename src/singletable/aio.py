@@ -21,7 +21,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -101,6 +101,7 @@ class AsyncRepository(RepositoryBase):
         hooks: Sequence[Hook] = (),
         capacity: str | None = None,
         fast_path: bool = True,
+        transport: Literal["botocore", "direct"] | None = None,
         **client_kwargs: Any,
     ) -> AbstractAsyncContextManager[Self]:
         """``async with AsyncShop.connect() as repo:`` creates the default aiobotocore client
@@ -109,7 +110,9 @@ class AsyncRepository(RepositoryBase):
         it and closes the client on exit. The repository's own keywords (``table_name=``,
         ``cursor_secret=``, ``fast_path=``, ...) configure the repository; the others go to
         aiobotocore's ``create_client`` (``region_name=``, ``endpoint_url=``, ``config=``,
-        credentials)."""
+        credentials). ``transport="direct"`` sends the repository's requests through the
+        direct transport (aiohttp, see :func:`singletable.aws.client_config`); unset, it
+        follows ``SINGLETABLE_TRANSPORT``, else botocore's pipeline."""
         options = {
             "table_name": table_name,
             "cursor_secret": cursor_secret,
@@ -120,7 +123,7 @@ class AsyncRepository(RepositoryBase):
             "capacity": capacity,
             "fast_path": fast_path,
         }
-        return _connect(cls, options, client_kwargs)
+        return _connect(cls, options, client_kwargs, transport)
 
     # -- the one send --
 
@@ -294,7 +297,10 @@ RepoT = TypeVar("RepoT", bound=AsyncRepository)
 
 @asynccontextmanager
 async def _connect(
-    cls: type[RepoT], options: dict[str, Any], client_kwargs: dict[str, Any]
+    cls: type[RepoT],
+    options: dict[str, Any],
+    client_kwargs: dict[str, Any],
+    transport: str | None = None,
 ) -> AsyncIterator[RepoT]:
     try:
         from aiobotocore.session import get_session
@@ -304,11 +310,16 @@ async def _connect(
         raise InvalidRequestError(
             'the async twin needs aiobotocore: pip install "singletable[async]"'
         ) from None
-    from .aws.client import client_config
+    from .aws.client import client_config, wants_direct
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config(parameter_validation=False))
+    direct = transport == "direct" if transport is not None else wants_direct(kwargs["config"])
     if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:
+        if direct:
+            from .aws import _direct
+
+            _direct.install(client)
         yield cls(client=client, **options)
