@@ -66,6 +66,7 @@ OPERATIONS = frozenset(fastpath.FAST_PATH_OPERATIONS)
 """The operations the direct transport sends itself: the ten data-plane operations."""
 
 _MAX_CACHED = 64
+UNRESOLVED: Any = object()  # an endpoint the ruleset has not resolved yet
 _logger = logging.getLogger("singletable")
 _installed: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
@@ -194,26 +195,23 @@ class DirectBase:
             return op
 
     def prepare(self, op: Operation, params: Mapping[str, Any], frozen: Any) -> Any:
-        """(parameters with their idempotency tokens, body, :class:`Endpoint`) for one call,
-        or None when botocore must send it (see :meth:`resolve`)."""
+        """(parameters with their idempotency tokens, body, endpoint cache key, cached
+        :class:`Endpoint`) for one call; the endpoint is :data:`UNRESOLVED` when the ruleset
+        has not resolved it yet (then :meth:`remember` its answer), None when botocore must
+        send the call."""
         for token in op.tokens:
             if token not in params:
                 params = {**params, token: str(uuid.uuid4())}
         if self._validate:
             validate_parameters(params, op.model.input_shape)  # type: ignore[arg-type]
         key = (op.name, table_key(params), getattr(frozen, "account_id", None))
-        endpoint = self._endpoints.get(key, False)
-        if endpoint is False:
-            endpoint = self.resolve(op, params, key)
-        if endpoint is None:
-            return None
-        return params, op.encode(params), endpoint
+        return params, op.encode(params), key, self._endpoints.get(key, UNRESOLVED)
 
-    def resolve(self, op: Operation, params: Any, key: tuple[Any, ...]) -> Endpoint | None:
-        """botocore's endpoint for this call (its ruleset, as ``_make_api_call`` runs it), or
+    def remember(self, key: tuple[Any, ...], context: Any, resolved: Any) -> Endpoint | None:
+        """Keep botocore's endpoint for ``key`` (``resolved``: what the client's
+        ``_resolve_endpoint_ruleset`` answered, ``context`` the request context it filled in);
         None when it is one the transport does not send to (not SigV4, a path)."""
-        context = self.context(op)
-        url, headers, _ = self._client._resolve_endpoint_ruleset(op.model, params, context)
+        url, headers, _ = resolved
         endpoint = None
         if context.get("auth_type") in (None, "v4"):
             request: dict[str, Any] = {"url_path": "/", "query_string": "", "headers": {}}
@@ -331,11 +329,14 @@ class DirectTransport(DirectBase):
             return self._client._make_api_call(operation, dict(params))  # type: ignore[no-any-return]
         credentials = self._credentials
         frozen = credentials.get_frozen_credentials() if credentials is not None else None
-        prepared = self.prepare(op, params, frozen)
-        if prepared is None:
-            return self._client._make_api_call(operation, dict(params))  # type: ignore[no-any-return]
-        params, body, endpoint = prepared
+        params, body, key, endpoint = self.prepare(op, params, frozen)
         context = self.context(op)
+        if endpoint is UNRESOLVED:
+            resolved = self._client._resolve_endpoint_ruleset(op.model, params, context)
+            endpoint = self.remember(key, context, resolved)
+            context = self.context(op)
+        if endpoint is None:
+            return self._client._make_api_call(operation, dict(params))  # type: ignore[no-any-return]
         request_dict = {"context": context}
         botocore_endpoint = self._endpoint
         attempts = 1

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._direct import DirectBase, Operation
+from ._direct import UNRESOLVED, DirectBase, Operation
 
 __all__ = ["AsyncDirectTransport"]
 
@@ -37,11 +37,14 @@ class AsyncDirectTransport(DirectBase):
             return await self._client._make_api_call(operation, dict(params))  # type: ignore[no-any-return]
         credentials = self._credentials
         frozen = await credentials.get_frozen_credentials() if credentials is not None else None
-        prepared = self.prepare(op, params, frozen)
-        if prepared is None:
-            return await self._client._make_api_call(operation, dict(params))  # type: ignore[no-any-return]
-        params, body, endpoint = prepared
+        params, body, key, endpoint = self.prepare(op, params, frozen)
         context = self.context(op)
+        if endpoint is UNRESOLVED:
+            resolved = await self._client._resolve_endpoint_ruleset(op.model, params, context)
+            endpoint = self.remember(key, context, resolved)
+            context = self.context(op)
+        if endpoint is None:
+            return await self._client._make_api_call(operation, dict(params))  # type: ignore[no-any-return]
         request_dict = {"context": context}
         botocore_endpoint = self._endpoint
         attempts = 1
