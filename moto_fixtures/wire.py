@@ -10,9 +10,12 @@ received) and forwards it to the upstream, unless a queued fault answers it firs
 * ``reset`` -- the connection is closed with no response;
 * ``stall`` -- no response for ``seconds``, then the connection is closed (a read timeout);
 * ``crc32`` -- forwarded, then the response's ``x-amz-crc32`` is replaced by a wrong one;
-* ``date`` -- forwarded, with a ``Date`` header ``seconds`` away from the real time.
+* ``date`` -- forwarded, with a ``Date`` header ``seconds`` away from the real time;
+  ``skew=`` does the same to any fault's answer.
 
 Faults apply to the next requests in order, one per request (``times`` queues it again).
+:meth:`WireProxy.answer` makes every request (after the queued faults) get one canned
+response instead of being forwarded.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ class Fault:
     code: str = ""
     status: int = 400
     seconds: float = 0.0
+    skew: float = 0.0
 
 
 @dataclass
@@ -68,6 +72,7 @@ class WireProxy:
         self.upstream = urllib.parse.urlsplit(upstream)
         self.requests: list[Recorded] = []
         self.faults: deque[Fault] = deque()
+        self.canned: tuple[int, list[tuple[str, str]], bytes] | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -90,10 +95,17 @@ class WireProxy:
         with self._lock:
             self.faults.extend([Fault(kind, **options)] * times)
 
+    def answer(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        """Answer every request with this response (``Content-Length`` and ``Date`` are the
+        proxy's own) instead of forwarding it."""
+        kept = [(k, v) for k, v in headers.items() if k.lower() not in ("content-length", "date")]
+        self.canned = (status, kept, body)
+
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
             self.faults.clear()
+            self.canned = None
 
     def next_fault(self) -> Fault | None:
         with self._lock:
@@ -134,8 +146,8 @@ def _handler(proxy: WireProxy) -> type[BaseHTTPRequestHandler]:
             with proxy._lock:
                 proxy.requests.append(record)
             if fault is not None and fault.kind in ("reset", "stall"):
-                if fault.kind == "stall":
-                    time.sleep(fault.seconds)
+                if fault.kind == "stall":  # not time.sleep: tests replace it to skip backoffs
+                    threading.Event().wait(fault.seconds)
                 self.close_connection = True
                 self.connection.close()
                 return
@@ -143,14 +155,16 @@ def _handler(proxy: WireProxy) -> type[BaseHTTPRequestHandler]:
                 status = fault.status
                 kept = [("Content-Type", "application/x-amz-json-1.0")]
                 data = _error(fault.code)
+            elif proxy.canned is not None:
+                status, kept, data = proxy.canned
             else:
                 status, kept, data = proxy.forward(headers, body)
             date = None
             if fault is not None and fault.kind == "crc32":
                 kept = [(k, v) for k, v in kept if k.lower() != "x-amz-crc32"]
                 kept.append(("x-amz-crc32", "1"))
-            if fault is not None and fault.kind == "date":
-                date = formatdate(time.time() + fault.seconds, usegmt=True)
+            if fault is not None and (fault.kind == "date" or fault.skew):
+                date = formatdate(time.time() + (fault.skew or fault.seconds), usegmt=True)
             record.status = status
             self.send_response_only(status)
             self.send_header("Date", date or self.date_time_string())

@@ -72,10 +72,11 @@ def open_repo(
     ``url``, with the fast path, and with the direct transport when ``transport`` says so.
     ``credentials(is_async)`` makes the client's credentials object (default: static keys)."""
     options = client_options(**config)
-    keys = {} if credentials is not None else DUMMY_CREDENTIALS
+    sync_credentials = credentials if twin == "sync" else None  # the companion: static keys
+    keys = {} if sync_credentials is not None else DUMMY_CREDENTIALS
     session = botocore.session.Session()
-    if credentials is not None:
-        provider = _Fixed(credentials(False))
+    if sync_credentials is not None:
+        provider = _Fixed(sync_credentials(False))
         session.get_component("credential_provider").insert_before("env", provider)
     sync_client = boto3.Session(botocore_session=session).client(
         "dynamodb", region_name=DEFAULT_REGION, endpoint_url=url, config=Config(**options), **keys
@@ -96,7 +97,7 @@ def open_repo(
     loop = Loop()
     manager = aio_session.create_client(
         "dynamodb", region_name=DEFAULT_REGION, endpoint_url=url, config=AioConfig(**options),
-        **keys,
+        **({} if credentials is not None else DUMMY_CREDENTIALS),
     )  # fmt: skip
     client = loop.run(manager.__aenter__())
     stack.callback(loop.close)

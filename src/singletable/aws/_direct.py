@@ -51,7 +51,7 @@ from botocore.awsrequest import AWSPreparedRequest, prepare_request_dict
 from botocore.exceptions import NoCredentialsError
 from botocore.handlers import add_recursion_detection_header
 from botocore.utils import lowercase_dict
-from botocore.validate import validate_parameters
+from botocore.validate import ParamValidationDecorator, validate_parameters
 
 from . import fastpath
 from ._direct_body import BodyEncoder, Unsupported, compile_body
@@ -160,7 +160,9 @@ class DirectBase:
         self._credentials = client._get_credentials()
         self._signer = SigV4Signer(self._credentials)
         self._user_agent = client._user_agent_creator.to_string()
-        self._validate = bool(meta.config.parameter_validation)
+        # botocore decides validation when it builds the client (its Config, the profile's
+        # parameter_validation) and keeps the answer only in the serializer it chose.
+        self._validate = isinstance(client._serializer, ParamValidationDecorator)
         self._exceptions = client.exceptions
         self._operations: dict[str, Operation | None] = {}
         self._endpoints: dict[tuple[Any, ...], Endpoint | None] = {}
