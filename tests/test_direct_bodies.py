@@ -22,6 +22,7 @@ from singletable.aws import _direct
 from .direct_support import TRANSPORTS, client_options
 from .test_fastpath import CORPUS, load_body
 
+ONE_ATTEMPT = {"mode": "standard", "total_max_attempts": 1}
 PARAMS: dict[str, dict[str, Any]] = {
     "BatchGetItem": {"RequestItems": {"t": {"Keys": [{"PK": {"S": "k"}}]}}},
     "BatchWriteItem": {"RequestItems": {"t": [{"DeleteRequest": {"Key": {"PK": {"S": "k"}}}}]}},
@@ -55,10 +56,11 @@ def _sync_outcomes(url: str, operation: str, params: dict[str, Any]) -> dict[str
     from singletable.aws import fastpath
 
     outcomes = {}
+    config = Config(**client_options(retries=ONE_ATTEMPT))
     for transport in TRANSPORTS:
         client = boto3.client(
             "dynamodb", region_name="us-east-1", endpoint_url=url, aws_access_key_id="a",
-            aws_secret_access_key="b", config=Config(**client_options(retries={"mode": "standard", "total_max_attempts": 1})),
+            aws_secret_access_key="b", config=config,
         )  # fmt: skip
         fastpath.install(client)
         if transport == "direct":
@@ -78,7 +80,7 @@ async def _async_outcomes(url: str, operation: str, params: dict[str, Any]) -> d
 
     outcomes = {}
     for transport in TRANSPORTS:
-        config = AioConfig(**client_options(retries={"mode": "standard", "total_max_attempts": 1}))
+        config = AioConfig(**client_options(retries=ONE_ATTEMPT))
         async with get_session().create_client(
             "dynamodb", region_name="us-east-1", endpoint_url=url, aws_access_key_id="a",
             aws_secret_access_key="b", config=config,
