@@ -7,8 +7,9 @@ signer and its parser. :class:`DirectTransport` is a botocore-compatible stand-i
 botocore client, it writes the request body as botocore's serialiser would
 (:mod:`._direct_body`), signs it with :mod:`.signing`, sends it through **the client's own**
 HTTP session (urllib3's pool as botocore configured it: timeouts, ``max_pool_connections``,
-proxies, CA bundle, client certificate) and parses the response with the fast path
-(:class:`.fastpath.ResponseParser`; botocore's parser for errors and anything it declines).
+proxies, CA bundle, client certificate; :mod:`._direct_urllib3`) and parses the response with
+the fast path (:class:`.fastpath.ResponseParser`; botocore's parser for errors and anything it
+declines).
 
 What botocore decides is botocore's, taken from the same client:
 
@@ -55,6 +56,7 @@ from botocore.validate import ParamValidationDecorator, validate_parameters
 
 from . import fastpath
 from ._direct_body import BodyEncoder, Unsupported, compile_body
+from ._direct_urllib3 import Pools
 from .signing import SigV4Signer, host_header
 
 if TYPE_CHECKING:
@@ -324,6 +326,10 @@ def _seeded_max_attempts(config: Any) -> int | None:
 class DirectTransport(DirectBase):
     """The sync twin: botocore's client, urllib3 session and retry handler."""
 
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self._pools = Pools(self._http)
+
     def call(self, operation: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """Send one request; return (or raise) what ``client._make_api_call`` would."""
         op = self._operations.get(operation) or self.operation(operation)
@@ -368,7 +374,7 @@ class DirectTransport(DirectBase):
     def _attempt(self, op: Operation, url: str, headers: dict[str, str], body: bytes) -> Any:
         """One HTTP exchange: ((http response, parsed), None) or (None, the exception)."""
         try:
-            http_response = self._http.send(self.request(url, headers, body))
+            http_response = self._pools.send(url, headers, body)
         except Exception as exc:  # botocore hands every send failure to its retry handler
             return None, exc
         status = http_response.status_code
