@@ -3,7 +3,8 @@ singletable through the client's own HTTP session (aiohttp, as aiobotocore confi
 
 Everything but the waiting is :class:`._direct.DirectBase`'s: the same body, endpoint, headers
 and signature, the same parsing. aiobotocore's awaitables take the place of botocore's calls:
-its credentials (``await get_frozen_credentials()``), its session's ``send``, the response's
+its credentials (``await get_frozen_credentials()``), its aiohttp session
+(:mod:`._direct_aiohttp`), the response's
 ``await content``, its endpoint's retry step (the client's ``needs-retry`` handler and
 ``asyncio.sleep``), its event emitter and its parser.
 """
@@ -14,12 +15,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._direct import UNRESOLVED, DirectBase, Operation
+from ._direct_aiohttp import Sessions
 
 __all__ = ["AsyncDirectTransport"]
 
 
 class AsyncDirectTransport(DirectBase):
     """The async twin: aiobotocore's client, aiohttp session and retry handler."""
+
+    def __init__(self, client: Any) -> None:
+        super().__init__(client)
+        self._sessions = Sessions(self._http)
 
     def method(self, operation: str) -> Callable[..., Any]:
         """A stand-in for the client's coroutine method for ``operation``."""
@@ -74,7 +80,7 @@ class AsyncDirectTransport(DirectBase):
     async def _attempt(self, op: Operation, url: str, headers: dict[str, str], body: bytes) -> Any:
         """One HTTP exchange: ((http response, parsed), None) or (None, the exception)."""
         try:
-            http_response = await self._http.send(self.request(url, headers, body))
+            http_response = await self._sessions.send(url, headers, body)
             content = await http_response.content
         except Exception as exc:  # aiobotocore hands every send failure to its retry handler
             return None, exc
