@@ -18,7 +18,7 @@ from moto_fixtures.backends import DEFAULT_REGION, DUMMY_CREDENTIALS
 from moto_fixtures.twins import BlockingRepository, Loop, async_twin_of
 from moto_fixtures.wire import Recorded
 
-from singletable.aws import _direct, client_config, fastpath
+from singletable.aws import _direct_install, client_config, fastpath
 
 from .models import Store
 
@@ -85,7 +85,7 @@ def open_repo(
     companion = Store(client=sync_client, table_name=table_name, clock=clock)
     if twin == "sync":
         if transport == "direct":
-            assert _direct.install(sync_client)
+            assert _direct_install.install(sync_client)
         return companion
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession
@@ -104,7 +104,7 @@ def open_repo(
     stack.callback(lambda: loop.run(manager.__aexit__(None, None, None)))
     fastpath.install(client)
     if transport == "direct":
-        assert _direct.install(client)
+        assert _direct_install.install(client)
     repo = async_twin_of(Store)(client=client, table_name=table_name, clock=clock)
     return BlockingRepository(repo, loop, sync_client, companion)
 

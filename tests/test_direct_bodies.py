@@ -17,7 +17,7 @@ import pytest
 from botocore import xform_name
 from moto_fixtures.wire import WireProxy
 
-from singletable.aws import _direct
+from singletable.aws import _direct_install
 
 from .direct_support import TRANSPORTS, client_options
 from .test_fastpath import CORPUS, load_body
@@ -64,8 +64,8 @@ def _sync_outcomes(url: str, operation: str, params: dict[str, Any]) -> dict[str
         )  # fmt: skip
         fastpath.install(client)
         if transport == "direct":
-            assert _direct.install(client)
-            send = _direct.transport_for(client).method(operation)
+            assert _direct_install.install(client)
+            send = _direct_install.transport_for(client).method(operation)
         else:
             send = getattr(client, xform_name(operation))
         outcomes[transport] = _outcome(lambda: send(**params))  # noqa: B023
@@ -87,8 +87,8 @@ async def _async_outcomes(url: str, operation: str, params: dict[str, Any]) -> d
         ) as client:  # fmt: skip
             fastpath.install(client)
             if transport == "direct":
-                assert _direct.install(client)
-                send = _direct.transport_for(client).method(operation)
+                assert _direct_install.install(client)
+                send = _direct_install.transport_for(client).method(operation)
             else:
                 send = getattr(client, xform_name(operation))
             try:

@@ -319,7 +319,7 @@ async def _connect(
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:
         if direct:
-            from .aws import _direct
+            from .aws import _direct_install
 
-            _direct.install(client)
+            _direct_install.install(client)
         yield cls(client=client, **options)

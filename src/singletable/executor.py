@@ -313,9 +313,9 @@ class AsyncExecutor:
 
 def client_method(client: Any, operation: str) -> Callable[..., Any]:
     """What sends ``operation`` on ``client``: the direct transport's method when one is
-    installed on it (:mod:`singletable.aws._direct`), else the client's own method."""
+    installed on it (:mod:`singletable.aws._direct_install`), else the client's own method."""
     # The transport module is only imported by installing one: not imported, none installed.
-    direct = sys.modules.get("singletable.aws._direct")
+    direct = sys.modules.get("singletable.aws._direct_install")
     transport = direct.transport_for(client) if direct is not None else None
     if transport is not None:
         return transport.method(operation)  # type: ignore[no-any-return]

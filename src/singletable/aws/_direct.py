@@ -34,17 +34,17 @@ Not supported, and sent by botocore instead (the whole operation, through
 ``client._make_api_call``): an operation outside the ten data-plane operations, an input
 shape the body compiler does not mirror, an endpoint with a path, and an auth scheme other
 than SigV4. Event hooks registered on the client do not run for direct requests, except the
-``needs-retry`` and ``after-call`` events above. :func:`install` declines a client whose
+``needs-retry`` and ``after-call`` events above. :func:`declined` refuses a client whose
 requests hooks would answer or rate-limit (``before-send`` handlers such as moto's
 in-process mock or botocore's stubber, adaptive retry mode, endpoint discovery).
+
+Installing one on a client is :mod:`._direct_install`'s business.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 import uuid
-import weakref
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -62,15 +62,13 @@ from .signing import SigV4Signer, host_header
 if TYPE_CHECKING:
     from botocore.model import OperationModel
 
-__all__ = ["DirectTransport", "declined", "install", "transport_for"]
+__all__ = ["DirectBase", "DirectTransport", "Operation", "declined"]
 
 OPERATIONS = frozenset(fastpath.FAST_PATH_OPERATIONS)
 """The operations the direct transport sends itself: the ten data-plane operations."""
 
 _MAX_CACHED = 64
 UNRESOLVED: Any = object()  # an endpoint the ruleset has not resolved yet
-_logger = logging.getLogger("singletable")
-_installed: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
 
 class Operation:
@@ -127,8 +125,6 @@ def declined(client: Any) -> str | None:
         return "it is not a DynamoDB client"
     if (config.retries or {}).get("mode") == "adaptive":
         return "adaptive retry mode rate-limits requests in a before-send hook"
-    if config.endpoint_discovery_enabled:
-        return "endpoint discovery rewrites requests in event hooks"
     if getattr(config, "signature_version", None) not in (None, "v4"):
         return f"signature_version={config.signature_version!r} is not SigV4"
     if config.auth_scheme_preference:
@@ -137,6 +133,11 @@ def declined(client: Any) -> str | None:
     handlers = getattr(getattr(events, "_emitter", events), "_handlers", None)
     if handlers is None:
         return "its event emitter cannot be inspected"
+    for handler in handlers.prefix_search("before-parameter-build.dynamodb.GetItem"):
+        # Discovery in "auto" mode acts only on operations that require it (none of DynamoDB's)
+        manager = getattr(getattr(handler, "__self__", None), "_manager", None)
+        if getattr(manager, "_always_discover", False):
+            return "endpoint discovery rewrites its requests in event hooks"
     for event in ("before-send.dynamodb.GetItem", "before-call.dynamodb.GetItem"):
         for handler in handlers.prefix_search(event):
             if getattr(handler, "enabled", True) is False:  # moto's stub while no mock runs
@@ -393,32 +394,3 @@ class DirectTransport(DirectBase):
         shape = self._model.shape_for_error_code(parsed.get("Error", {}).get("Code"))
         if shape is not None:
             parsed.update(self._parser.parse(response, shape))
-
-
-def transport_for(client: Any) -> Any:
-    """The direct transport installed on ``client`` (sync or async), or None."""
-    return _installed.get(client)
-
-
-def install(client: Any) -> bool:
-    """Send ``client``'s data-plane requests through a direct transport (sync for a botocore
-    client, async for an aiobotocore one); False, with the reason logged, when
-    :func:`declined` says it cannot."""
-    if client in _installed:
-        return True
-    reason = declined(client)
-    if reason is not None:
-        _logger.warning("singletable's direct transport is not used for this client: %s", reason)
-        return False
-    if fastpath.aiobotocore_version(client) is not None:
-        from ._direct_async import AsyncDirectTransport
-
-        _installed[client] = AsyncDirectTransport(client)
-    else:
-        _installed[client] = DirectTransport(client)
-    return True
-
-
-def uninstall(client: Any) -> None:
-    """Give ``client``'s requests back to botocore (no-op if not installed)."""
-    _installed.pop(client, None)

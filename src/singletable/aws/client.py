@@ -50,13 +50,9 @@ def client_config(
     ``signing.install(client, credentials)``), and ``Config.merge`` returns an unmarked copy.
     ``SINGLETABLE_SIGNING=0`` overrides it.
 
-    ``transport="direct"`` marks the config the same way, for the direct transport
-    (:mod:`singletable.aws._direct`): ``default_client(config=client_config(transport="direct"))``
-    makes a client whose DynamoDB data-plane requests singletable sends itself (the request
-    body, its SigV4 signer, the client's own urllib3 or aiohttp session, the fast path), while
-    credentials, region, endpoint, timeouts, proxies, CA bundle, User-Agent, retries, CRC32
-    checks and error classes stay botocore's. ``SINGLETABLE_TRANSPORT=botocore`` (or
-    ``direct``) overrides the mark. See docs/performance.md, "Direct transport".
+    ``transport="direct"`` marks it likewise for :func:`default_client`'s direct transport
+    (singletable sends the data-plane requests; botocore decides everything else; see
+    docs/performance.md, "Direct transport"); ``SINGLETABLE_TRANSPORT`` overrides the mark.
 
     It sets two options, measured with ``bench/botocore_calls.py options`` and
     ``bench/writes.py`` (client CPU per call on a keep-alive endpoint; no other public option
@@ -109,13 +105,18 @@ def client_config(
     app_id = os.environ.get("AWS_SDK_UA_APP_ID", "").strip()
     if app_id:
         parts.append(f"app/{_ua_token(app_id)}")
+    config = Config(user_agent=" ".join(parts), parameter_validation=parameter_validation)
+    return _marked(config, signing, transport)
+
+
+def _marked(config: Config, signing: bool, transport: str) -> Config:
+    """``config``, marked for the signer and the transport :func:`client_config` was asked for."""
     if transport not in TRANSPORTS:
         from ..errors import InvalidRequestError
 
         raise InvalidRequestError(
             f"client_config(transport={transport!r}): the transport is 'botocore' or 'direct'"
         )
-    config = Config(user_agent=" ".join(parts), parameter_validation=parameter_validation)
     if signing:
         _SIGNING_CONFIGS.add(config)
     if transport == "direct":
@@ -190,7 +191,7 @@ def default_client(
         if credentials is not None:
             signing.install(client, credentials)
     if wants_direct(config):
-        from . import _direct
+        from . import _direct_install
 
-        _direct.install(client)
+        _direct_install.install(client)
     return client
