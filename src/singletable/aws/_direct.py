@@ -22,7 +22,8 @@ What botocore decides is botocore's, taken from the same client:
   the client's max attempts) through botocore's endpoint, which also sleeps the backoff and
   keeps the ``amz-sdk-request`` retry context (attempt, max, and the clock-skew-corrected
   ``ttl``); the CRC32 check of DynamoDB responses is part of that handler, as in botocore;
-* the ``after-call`` event (the standard mode's retry quota is released there);
+* the ``after-call`` and ``after-call-error`` events (the standard mode's retry quota is
+  released on the first);
 * errors: ``client.exceptions.from_code(code)(response, operation)``, the very classes and
   parsed responses botocore raises, modeled error fields included; botocore's own exceptions
   for connection failures, timeouts and missing credentials;
@@ -34,9 +35,10 @@ Not supported, and sent by botocore instead (the whole operation, through
 ``client._make_api_call``): an operation outside the ten data-plane operations, an input
 shape the body compiler does not mirror, an endpoint with a path, and an auth scheme other
 than SigV4. Event hooks registered on the client do not run for direct requests, except the
-``needs-retry`` and ``after-call`` events above. :func:`declined` refuses a client whose
-requests hooks would answer or rate-limit (``before-send`` handlers such as moto's
-in-process mock or botocore's stubber, adaptive retry mode, endpoint discovery).
+``needs-retry``, ``after-call`` and ``after-call-error`` events above. :func:`declined`
+refuses a client whose requests hooks would answer or rate-limit (``before-send`` handlers
+such as moto's in-process mock or botocore's stubber, adaptive retry mode, endpoint
+discovery).
 
 Installing one on a client is :mod:`._direct_install`'s business.
 """
@@ -74,7 +76,16 @@ UNRESOLVED: Any = object()  # an endpoint the ruleset has not resolved yet
 class Operation:
     """What the transport knows about one operation, from the service model."""
 
-    __slots__ = ("after_call", "encode", "model", "name", "needs_retry", "target", "tokens")
+    __slots__ = (
+        "after_call",
+        "after_call_error",
+        "encode",
+        "model",
+        "name",
+        "needs_retry",
+        "target",
+        "tokens",
+    )
 
     def __init__(self, model: OperationModel, encode: BodyEncoder) -> None:
         self.model = model
@@ -85,6 +96,7 @@ class Operation:
         service_id = model.service_model.service_id.hyphenize()
         self.needs_retry = f"needs-retry.{service_id}.{model.name}"
         self.after_call = f"after-call.{service_id}.{model.name}"
+        self.after_call_error = f"after-call-error.{service_id}.{model.name}"
 
 
 class Endpoint:
@@ -361,6 +373,7 @@ class DirectTransport(DirectBase):
             botocore_endpoint._update_retries_context(context, attempts, response)
             frozen = credentials.get_frozen_credentials()
         if exception is not None:
+            self._events.emit(op.after_call_error, exception=exception, context=context)
             raise exception
         http_response, parsed = response
         parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1

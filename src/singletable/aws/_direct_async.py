@@ -66,6 +66,7 @@ class AsyncDirectTransport(DirectBase):
             botocore_endpoint._update_retries_context(context, attempts, response)
             frozen = await credentials.get_frozen_credentials()
         if exception is not None:
+            await self._events.emit(op.after_call_error, exception=exception, context=context)
             raise exception
         http_response, parsed = response
         parsed["ResponseMetadata"]["RetryAttempts"] = attempts - 1
