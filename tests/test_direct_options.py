@@ -93,3 +93,14 @@ def test_a_stubbed_client_is_left_to_its_stub(
     with Stubber(client), caplog.at_level(logging.WARNING, logger="singletable"):
         assert _direct_install.install(client) is False
     assert "hook answers its requests" in caplog.text
+
+
+def test_a_botocore_outside_the_verified_range_keeps_its_own_pipeline(
+    http_endpoint: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from singletable.aws import fastpath
+
+    monkeypatch.setattr(fastpath, "VERIFIED_BOTOCORE", ("0.1.0", "0.2.0"))
+    with caplog.at_level(logging.WARNING, logger="singletable"):
+        assert _direct_install.install(boto3.client("dynamodb")) is False
+    assert "outside the versions" in caplog.text

@@ -135,6 +135,12 @@ def declined(client: Any) -> str | None:
     config = client.meta.config
     if client.meta.service_model.service_name != "dynamodb":
         return "it is not a DynamoDB client"
+    # It leans on the same botocore internals as the fast path: the same verified range.
+    if not fastpath.botocore_verified():
+        return "this botocore is outside the versions it is verified on"
+    aio_version = fastpath.aiobotocore_version(client)
+    if aio_version is not None and not fastpath.aiobotocore_verified(aio_version):
+        return "this aiobotocore is outside the versions it is verified on"
     if (config.retries or {}).get("mode") == "adaptive":
         return "adaptive retry mode rate-limits requests in a before-send hook"
     if getattr(config, "signature_version", None) not in (None, "v4"):
