@@ -15,6 +15,10 @@ Contenders (each with its own client, all created alike with boto3's defaults un
   ``Config``; botocore signs), pointed at the endpoint by ``AWS_ENDPOINT_URL_DYNAMODB``.
 * ``singletable default client + signer``: the same, created with ``SINGLETABLE_SIGNING=1``
   (singletable's opt-in SigV4 signer).
+* ``singletable direct transport``: ``Shop()`` with ``SINGLETABLE_TRANSPORT=direct``: the
+  default client with the direct transport (``singletable.aws._direct``: singletable sends the
+  requests itself over the client's urllib3 pool; botocore's endpoint rules, credentials,
+  retries and errors kept).
 * ``singletable, fast path off``: the default client created with
   ``SINGLETABLE_FAST_PATH=0``: botocore parses the responses; ``client_config()`` stays.
 * ``raw boto3 + fast path`` (reference): the raw client with the fast path installed.
@@ -30,6 +34,7 @@ baseline:
 * ``async: singletable, plain client``: ``AsyncShop(client=...)`` on a plain aiobotocore
   client of your own.
 * ``async: singletable, fast path off``: ``connect()`` with ``SINGLETABLE_FAST_PATH=0``.
+* ``async: singletable direct transport``: ``connect(transport="direct")`` (aiohttp).
 * ``async: aiodynamo``: aiodynamo's ``Client`` (its own request building and SigV4 signing
   with static dummy credentials, over an ``aiohttp`` session of its own), ``get_item`` by key
   and ``query_single_page`` with the same key condition and ``Limit=100`` (one request, like
@@ -64,6 +69,8 @@ from singletable.aws import _client as st_client
 from singletable.aws import fastpath, signing
 
 ASYNC_BASE = "raw aiobotocore"
+DIRECT = "singletable direct transport"
+ASYNC_DIRECT = "async: singletable direct transport"
 CUSTOMER = "C424242"  # the partition of the 100 orders the Query reads
 PARTITION_ITEMS = 100
 GET_KEYS = 10  # GetItem reads this many orders of that partition in turn
@@ -151,6 +158,12 @@ def make_contenders(
         assert signing.is_installed(signing_repo.client)
     finally:
         del os.environ[signing.ENV_VAR]
+    os.environ["SINGLETABLE_TRANSPORT"] = "direct"
+    try:
+        direct_repo = Shop()
+        direct_repo.client  # noqa: B018 - create it now, not inside a timed call
+    finally:
+        del os.environ["SINGLETABLE_TRANSPORT"]
     os.environ[fastpath.ENV_VAR] = "0"
     try:
         switched_off_repo = Shop()
@@ -167,6 +180,7 @@ def make_contenders(
         pattern(Shop(client=fast_client), "singletable, fast path"),
         pattern(default_repo, "singletable default client"),
         pattern(signing_repo, "singletable default client + signer"),
+        pattern(direct_repo, DIRECT),
         raw(raw_fast_client, "raw boto3 + fast path", reference=True),
     ]
     if config is not None:
@@ -326,6 +340,7 @@ def async_contenders(
         ),
         pattern(switched_off_repo, "async: singletable, fast path off"),
         pattern(default_repo, "async: singletable default client"),
+        pattern(side.enter(AsyncShop.connect(transport="direct")), ASYNC_DIRECT),
     ]
     aiodynamo = aiodynamo_contender(side, endpoint, get_params, query_params)
     if aiodynamo is not None:

@@ -13,6 +13,8 @@ threads calling through one shared object get out of it, per contender:
 * ``singletable``: one repository on singletable's default client (``Shop()`` with
   ``AWS_ENDPOINT_URL_DYNAMODB`` set; the client created before timing), shared by the
   threads, each call going through it (``repo.order(...)``, ``repo.orders(...).items``).
+* ``singletable direct``: the same with ``SINGLETABLE_TRANSPORT=direct`` (the default client's
+  direct transport: singletable sends the requests over the client's urllib3 pool).
 * ``by-hand``: one raw client shared by the threads, then ``bench/codec.py``'s
   ``decode_by_hand`` (a ``TypeDeserializer`` per attribute, ``Order.model_validate``).
 
@@ -99,7 +101,7 @@ CORES = ("client_cores", "server_cores", "machine_cores")
 
 
 def make_contenders(endpoint: Endpoint, orders: list[Order]) -> dict[str, Contender]:
-    """The three contenders against ``endpoint``: each owns one client (or one repository)
+    """The four contenders against ``endpoint``: each owns one client (or one repository)
     that all its threads share."""
     keys = [
         {"customer_id": o.customer_id, "created_at": o.created_at, "order_id": o.order_id}
@@ -115,6 +117,11 @@ def make_contenders(endpoint: Endpoint, orders: list[Order]) -> dict[str, Conten
     hand_client = endpoint.client()
     endpoint.use_as_default()
     repo = default_repository(Shop)
+    os.environ["SINGLETABLE_TRANSPORT"] = "direct"
+    try:
+        direct = default_repository(Shop)
+    finally:
+        del os.environ["SINGLETABLE_TRANSPORT"]
 
     def hand_get(i: int) -> Order | None:
         item = hand_client.get_item(**get_params[i % GET_KEYS]).get("Item")
@@ -132,6 +139,12 @@ def make_contenders(endpoint: Endpoint, orders: list[Order]) -> dict[str, Conten
             "singletable",
             lambda i: repo.order(**keys[i % GET_KEYS]),
             lambda: repo.orders(customer_id=CUSTOMER, limit=PARTITION_ITEMS).items,
+            typed=True,
+        ),
+        "singletable direct": Contender(
+            "singletable direct",
+            lambda i: direct.order(**keys[i % GET_KEYS]),
+            lambda: direct.orders(customer_id=CUSTOMER, limit=PARTITION_ITEMS).items,
             typed=True,
         ),
         "by-hand": Contender(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import random
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -224,10 +225,11 @@ class Executor:
         return client
 
     def method(self, operation: str) -> Callable[..., Any]:
-        """The client's bound method for ``operation`` (looked up once)."""
+        """The client's bound method for ``operation`` (looked up once), or the direct
+        transport's stand-in for it when the client has one."""
         method = self._methods.get(operation)
         if method is None:
-            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+            method = self._methods[operation] = client_method(self.client, operation)
         return method
 
     def call(
@@ -285,7 +287,7 @@ class AsyncExecutor:
         """Send one request; return the parsed response."""
         method = self._methods.get(operation)
         if method is None:
-            method = self._methods[operation] = getattr(self.client, _METHODS[operation])
+            method = self._methods[operation] = client_method(self.client, operation)
         log = logger.isEnabledFor(_DEBUG)
         timed = bool(self.hooks) or log
         started = time.time() if timed else 0.0
@@ -307,6 +309,17 @@ class AsyncExecutor:
                 report(
                     self.hooks, pattern, operation, params, start, response, error, started, log=log
                 )
+
+
+def client_method(client: Any, operation: str) -> Callable[..., Any]:
+    """What sends ``operation`` on ``client``: the direct transport's method when one is
+    installed on it (:mod:`singletable.aws._direct_install`), else the client's own method."""
+    # The transport module is only imported by installing one: not imported, none installed.
+    direct = sys.modules.get("singletable.aws._direct_install")
+    transport = direct.transport_for(client) if direct is not None else None
+    if transport is not None:
+        return transport.method(operation)  # type: ignore[no-any-return]
+    return getattr(client, _METHODS[operation])  # type: ignore[no-any-return]
 
 
 def report(

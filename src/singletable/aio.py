@@ -20,7 +20,7 @@ import inspect
 import os
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, overload
 
 from typing_extensions import Self, Unpack
 
@@ -55,6 +55,7 @@ class ConnectOptions(RepositoryOptions, total=False):
     verify: bool | str | None
     use_ssl: bool
     api_version: str | None
+    transport: Literal["botocore", "direct"] | None
 
 
 class AsyncRepository(RepositoryBase):
@@ -91,11 +92,15 @@ class AsyncRepository(RepositoryBase):
         it and closes the client on exit. The repository's own keywords
         (:class:`RepositoryOptions`: ``table_name=``, ``cursor_secret=``, ``fast_path=``, ...)
         configure the repository; the others go to aiobotocore's ``create_client``
-        (``region_name=``, ``endpoint_url=``, ``config=``, credentials)."""
+        (``region_name=``, ``endpoint_url=``, ``config=``, credentials).
+        ``transport="direct"`` sends the repository's requests through the direct transport
+        (aiohttp, see :func:`singletable.aws.client_config`); unset, it follows
+        ``SINGLETABLE_TRANSPORT``, else botocore's pipeline."""
         names = RepositoryOptions.__annotations__.keys()
+        transport = options.pop("transport", None)
         repository = {k: v for k, v in options.items() if k in names}
         client_kwargs = {k: v for k, v in options.items() if k not in names}
-        return _connect(cls, repository, client_kwargs)
+        return _connect(cls, repository, client_kwargs, transport)
 
     # -- the one send --
 
@@ -292,7 +297,10 @@ RepoT = TypeVar("RepoT", bound=AsyncRepository)
 
 @asynccontextmanager
 async def _connect(
-    cls: type[RepoT], options: dict[str, Any], client_kwargs: dict[str, Any]
+    cls: type[RepoT],
+    options: dict[str, Any],
+    client_kwargs: dict[str, Any],
+    transport: str | None = None,
 ) -> AsyncIterator[RepoT]:
     try:
         from aiobotocore.session import get_session
@@ -302,11 +310,16 @@ async def _connect(
         raise InvalidRequestError(
             'the async twin needs aiobotocore: pip install "singletable[async]"'
         ) from None
-    from .aws._client import client_config
+    from .aws._client import client_config, wants_direct
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config(parameter_validation=False))
+    direct = transport == "direct" if transport is not None else wants_direct(kwargs["config"])
     if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:
+        if direct:
+            from .aws import _direct_install
+
+            _direct_install.install(client)
         yield cls(client=client, **options)

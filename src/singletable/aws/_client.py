@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from .._version import __version__
-from ._switches import SIGNING, switch
+from ._switches import SIGNING, TRANSPORTS, switch, transport
 
 if TYPE_CHECKING:
     from boto3.session import Session
@@ -25,9 +25,16 @@ __all__ = ["client_config", "default_client"]
 
 #: Configs made by ``client_config(signing=True)`` (the mark is on the object itself).
 _SIGNING_CONFIGS: weakref.WeakSet[Config] = weakref.WeakSet()
+#: Configs made by ``client_config(transport="direct")``.
+_DIRECT_CONFIGS: weakref.WeakSet[Config] = weakref.WeakSet()
 
 
-def client_config(*, signing: bool = False, parameter_validation: bool = True) -> Config:
+def client_config(
+    *,
+    signing: bool = False,
+    parameter_validation: bool = True,
+    transport: Literal["botocore", "direct"] = "botocore",
+) -> Config:
     """The botocore ``Config`` singletable recommends for a DynamoDB client.
 
     :func:`default_client` uses it (with ``parameter_validation=False``); pass it to a client
@@ -42,6 +49,10 @@ def client_config(*, signing: bool = False, parameter_validation: bool = True) -
     client you create yourself with it signs as botocore does (install the signer with
     ``signing.install(client, credentials)``), and ``Config.merge`` returns an unmarked copy.
     ``SINGLETABLE_SIGNING=0`` overrides it.
+
+    ``transport="direct"`` marks it likewise for :func:`default_client`'s direct transport
+    (singletable sends the data-plane requests; botocore decides everything else; see
+    docs/performance.md, "Direct transport"); ``SINGLETABLE_TRANSPORT`` overrides the mark.
 
     It sets two options, measured with ``bench/botocore_calls.py options`` and
     ``bench/writes.py`` (client CPU per call on a keep-alive endpoint; no other public option
@@ -95,8 +106,21 @@ def client_config(*, signing: bool = False, parameter_validation: bool = True) -
     if app_id:
         parts.append(f"app/{_ua_token(app_id)}")
     config = Config(user_agent=" ".join(parts), parameter_validation=parameter_validation)
+    return _marked(config, signing, transport)
+
+
+def _marked(config: Config, signing: bool, transport: str) -> Config:
+    """``config``, marked for the signer and the transport :func:`client_config` was asked for."""
+    if transport not in TRANSPORTS:
+        from ..errors import InvalidRequestError
+
+        raise InvalidRequestError(
+            f"client_config(transport={transport!r}): the transport is 'botocore' or 'direct'"
+        )
     if signing:
         _SIGNING_CONFIGS.add(config)
+    if transport == "direct":
+        _DIRECT_CONFIGS.add(config)
     return config
 
 
@@ -121,6 +145,16 @@ def _wants_signing(config: Config | None) -> bool:
     return wanted
 
 
+def wants_direct(config: Config | None) -> bool:
+    """Whether a default client made with ``config`` gets the direct transport:
+    ``SINGLETABLE_TRANSPORT`` when it says ``direct`` or ``botocore``, else whether ``config``
+    came from ``client_config(transport="direct")``."""
+    chosen = transport()
+    if chosen is None:
+        return config is not None and config in _DIRECT_CONFIGS
+    return chosen == "direct"
+
+
 def default_client(
     session: Session | None = None, *, config: Config | None = None
 ) -> DynamoDBClient:
@@ -135,7 +169,10 @@ def default_client(
     session's credentials with ``SINGLETABLE_SIGNING=1`` or
     ``config=client_config(signing=True)``; otherwise botocore signs. A repository created
     without ``client=`` uses ``default_client()``; give it ``client=default_client(my_session)``
-    for a session of your own (a profile, a region, assumed-role credentials)."""
+    for a session of your own (a profile, a region, assumed-role credentials).
+
+    The direct transport is opt-in too: ``config=client_config(transport="direct")`` or
+    ``SINGLETABLE_TRANSPORT=direct`` (see :func:`client_config`)."""
     import boto3
 
     # here: only the default client needs them
@@ -154,4 +191,8 @@ def default_client(
         credentials = session.get_credentials()
         if credentials is not None:
             signing.install(client, credentials)
+    if wants_direct(config):
+        from . import _direct_install
+
+        _direct_install.install(client)
     return client

@@ -121,7 +121,6 @@ class SigV4Signer:
         credentials = self._credentials.get_frozen_credentials()
         if credentials is None or credentials.access_key is None or credentials.secret_key is None:
             raise NoCredentialsError()
-        secret_key: str = credentials.secret_key
         if timestamp is None:
             timestamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         host = self._host(request.url) if request.url else None
@@ -143,10 +142,27 @@ class SigV4Signer:
         for name in _REPLACED:
             if name in headers:
                 del headers[name]
+        method = request.method.upper() if request.method else ""
+        self.sign_headers(headers, host, method, body, region, service, credentials, timestamp)
+
+    def sign_headers(
+        self,
+        headers: Any,
+        host: str,
+        method: str,
+        body: bytes,
+        region: str,
+        service: str,
+        credentials: Any,
+        timestamp: str,
+    ) -> None:
+        """The short path's signing on its own: add ``X-Amz-Date``, ``X-Amz-Security-Token``
+        (temporary credentials) and ``Authorization`` to ``headers`` (a mutable mapping that
+        holds none of them yet) for a request to ``/`` of ``host`` with no query string.
+        ``credentials`` are frozen ones (``access_key``, ``secret_key``, ``token``)."""
         headers["X-Amz-Date"] = timestamp
         if credentials.token:
             headers["X-Amz-Security-Token"] = credentials.token
-
         signed: dict[str, list[str]] = {}
         for name, value in headers.items():
             lower = name.lower()
@@ -157,7 +173,6 @@ class SigV4Signer:
         names = sorted(signed)
         signed_headers = ";".join(names)
         canonical = "\n".join(f"{name}:{','.join(signed[name])}" for name in names)
-        method = request.method.upper() if request.method else ""
         payload_hash = hashlib.sha256(body).hexdigest()
         canonical_request = f"{method}\n/\n\n{canonical}\n\n{signed_headers}\n{payload_hash}"
         day = timestamp[:8]
@@ -166,7 +181,7 @@ class SigV4Signer:
             f"AWS4-HMAC-SHA256\n{timestamp}\n{scope}\n"
             f"{hashlib.sha256(canonical_request.encode('utf-8')).hexdigest()}"
         )
-        key = self.signing_key(secret_key, day, region, service)
+        key = self.signing_key(credentials.secret_key, day, region, service)
         signature = hmac.new(key, string_to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
         headers["Authorization"] = (
             f"AWS4-HMAC-SHA256 Credential={credentials.access_key}/{scope}, "
