@@ -39,19 +39,35 @@ TTL_API = "ttl_api"  # UpdateTimeToLive (DescribeTimeToLive exists everywhere)
 RETURN_VALUES_ON_CCF = "return_values_on_condition_check_failure"  # Item on CCF errors
 STREAMS = "streams"  # StreamSpecification + the dynamodbstreams API
 UNPROCESSED_KEYS_AT_16MB = "unprocessed_keys_at_16mb"  # BatchGetItem response cap is 16 MB
+CONTINUOUS_BACKUPS = "continuous_backups"  # UpdateContinuousBackups (point-in-time recovery)
 
 ALL_FEATURES: frozenset[str] = frozenset(
-    {TRANSACTIONS, TTL_API, RETURN_VALUES_ON_CCF, STREAMS, UNPROCESSED_KEYS_AT_16MB}
+    {
+        TRANSACTIONS,
+        TTL_API,
+        RETURN_VALUES_ON_CCF,
+        STREAMS,
+        UNPROCESSED_KEYS_AT_16MB,
+        CONTINUOUS_BACKUPS,
+    }
 )
 
 _MISSING: dict[str, frozenset[str]] = {
     "inproc": frozenset(),
     "moto_server": frozenset(),
-    # dynalite 4.0.0: UnknownOperationException for Transact*/UpdateTimeToLive, ignores
-    # StreamSpecification, never returns Item on ConditionalCheckFailed, and caps BatchGetItem
-    # responses at ~1.4 MB (1 MB + max item size) instead of 16 MB.
+    # dynalite 4.0.0: UnknownOperationException for Transact*/UpdateTimeToLive/
+    # UpdateContinuousBackups, ignores StreamSpecification, never returns Item on
+    # ConditionalCheckFailed, and caps BatchGetItem responses at ~1.4 MB (1 MB + max item size)
+    # instead of 16 MB.
     "dynalite": frozenset(
-        {TRANSACTIONS, TTL_API, RETURN_VALUES_ON_CCF, STREAMS, UNPROCESSED_KEYS_AT_16MB}
+        {
+            TRANSACTIONS,
+            TTL_API,
+            RETURN_VALUES_ON_CCF,
+            STREAMS,
+            UNPROCESSED_KEYS_AT_16MB,
+            CONTINUOUS_BACKUPS,
+        }
     ),
     "endpoint": frozenset(),
 }
@@ -66,6 +82,7 @@ FEATURE_GAPS: dict[str, str] = {
     ),
     STREAMS: "no Streams",
     UNPROCESSED_KEYS_AT_16MB: "BatchGetItem answers end at about 1.4 MB, not 16 MB",
+    CONTINUOUS_BACKUPS: "no UpdateContinuousBackups (point-in-time recovery)",
 }
 OTHER_GAPS: dict[str, tuple[str, ...]] = {
     "inproc": (

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from .errors import ModelDefinitionError
+from ._table_settings import TableClass, TableSettings, Units, table_settings
+from .errors import InvalidRequestError, ModelDefinitionError
 from .record import FrozenRecord, Record
 
 if TYPE_CHECKING:
@@ -151,6 +152,14 @@ class Table:
     :mod:`singletable.streams`. ``datetime_format`` is how its entities store datetime
     fields (``"pynamodb"`` to adopt a PynamoDB table; see
     :class:`~singletable.wire.DatetimeFormat`).
+
+    Production settings (all optional; ``create_table_params()``, ``cloudformation()`` and
+    ``create()`` carry them): ``point_in_time_recovery=True`` with ``recovery_period_days``
+    (1-35, default 35), ``deletion_protection=True``, ``kms_key`` (a customer managed KMS key
+    id, ARN or alias; ``"alias/aws/dynamodb"`` for the AWS managed key), ``tags`` (a mapping),
+    ``max_throughput=(read, write)`` (the on-demand cap, request units per second),
+    ``warm_throughput=(read, write)`` (pre-warmed units per second) and ``table_class``
+    (``"STANDARD"`` or ``"STANDARD_INFREQUENT_ACCESS"``). See docs/production.md.
     """
 
     # Equality is identity: two tables are the same table only if they are one object.
@@ -165,6 +174,7 @@ class Table:
         "name",
         "pk",
         "provisioned",
+        "settings",
         "sk",
         "stream",
         "ttl_attribute",
@@ -185,6 +195,15 @@ class Table:
         key_values: Literal["refuse", "escape"] = "refuse",
         stream: StreamViewType | None = None,
         datetime_format: Any = None,
+        *,
+        point_in_time_recovery: bool = False,
+        recovery_period_days: int | None = None,
+        deletion_protection: bool = False,
+        kms_key: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        max_throughput: Units | None = None,
+        warm_throughput: Units | None = None,
+        table_class: TableClass | None = None,
     ) -> None:
         self.name = name
         self.pk = pk
@@ -222,6 +241,18 @@ class Table:
             raise ModelDefinitionError(
                 f"Table {self.name!r}: billing_mode='PROVISIONED' needs provisioned=(read, write)"
             )
+        self.settings: TableSettings = table_settings(
+            self.name,
+            billing_mode=self.billing_mode,
+            point_in_time_recovery=point_in_time_recovery,
+            recovery_period_days=recovery_period_days,
+            deletion_protection=deletion_protection,
+            kms_key=kms_key,
+            tags=tags,
+            max_throughput=max_throughput,
+            warm_throughput=warm_throughput,
+            table_class=table_class,
+        )
         self.indexes = tuple(self.indexes)
         self._index_keys[None] = IndexKeys(None, self.pk, self.sk, "ALL", None)
         reserved = {self.pk, self.sk, self.type_attribute}
@@ -264,6 +295,8 @@ class Table:
 
     def __repr__(self) -> str:
         fmt = "" if self.datetime_format is None else f", datetime_format={self.datetime_format!r}"
+        if not self.settings.is_default:
+            fmt += f", settings={self.settings!r}"
         return (
             f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
             f"indexes={self.indexes!r}, ttl_attribute={self.ttl_attribute!r}, "
@@ -367,10 +400,28 @@ class Table:
             params["ProvisionedThroughput"] = throughput
         if self.stream is not None:
             params["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.stream}
+        params.update(self.settings.create_params())
         return params
 
-    def cloudformation(self, table_name: str | None = None) -> dict[str, Any]:
-        """An ``AWS::DynamoDB::Table`` resource for this table."""
+    def follow_up_requests(self, table_name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """The requests ``create()`` sends once the table is ACTIVE, for what CreateTable
+        cannot set: ``(operation, parameters)`` pairs, ``UpdateTimeToLive`` when
+        ``ttl_attribute`` is set and ``UpdateContinuousBackups`` for point-in-time recovery."""
+        name = table_name or self.name
+        requests: list[tuple[str, dict[str, Any]]] = []
+        if self.ttl_attribute:
+            ttl = {"Enabled": True, "AttributeName": self.ttl_attribute}
+            requests.append(
+                ("UpdateTimeToLive", {"TableName": name, "TimeToLiveSpecification": ttl})
+            )
+        return requests + self.settings.follow_up_requests(name)
+
+    def cloudformation(
+        self, table_name: str | None = None, *, template: bool = False, logical_id: str = "Table"
+    ) -> dict[str, Any]:
+        """An ``AWS::DynamoDB::Table`` resource for this table; with ``template=True`` a
+        complete template: the resource under ``logical_id`` and outputs for the table's name,
+        ARN and (with ``stream=``) stream ARN."""
         props = self.create_table_params(table_name)
         if self.stream is not None:  # CloudFormation's StreamSpecification has no StreamEnabled
             props["StreamSpecification"] = {"StreamViewType": self.stream}
@@ -379,7 +430,28 @@ class Table:
                 "AttributeName": self.ttl_attribute,
                 "Enabled": True,
             }
-        return {"Type": "AWS::DynamoDB::Table", "Properties": props}
+        props.update(self.settings.cloudformation_properties())
+        resource = {"Type": "AWS::DynamoDB::Table", "Properties": props}
+        if not template:
+            return resource
+        outputs: dict[str, Any] = {
+            "TableName": {"Description": "the table's name", "Value": {"Ref": logical_id}},
+            "TableArn": {
+                "Description": "the table's ARN",
+                "Value": {"Fn::GetAtt": [logical_id, "Arn"]},
+            },
+        }
+        if self.stream is not None:
+            outputs["StreamArn"] = {
+                "Description": "the table's stream ARN",
+                "Value": {"Fn::GetAtt": [logical_id, "StreamArn"]},
+            }
+        return {
+            "AWSTemplateFormatVersion": "2010-09-09",
+            "Description": f"DynamoDB table {props['TableName']} (generated by singletable)",
+            "Resources": {logical_id: resource},
+            "Outputs": outputs,
+        }
 
     def create(
         self,
@@ -388,53 +460,58 @@ class Table:
         table_name: str | None = None,
         wait: bool = True,
         timeout: float = 300.0,
-        poll_interval: float = 0.05,
-        sleep: Callable[[float], None] = time.sleep,
+        delay: float = 1.0,
     ) -> None:
-        """Create the table (with its stream, when ``stream=`` is set), wait until it and its
-        indexes are ACTIVE, then enable TTL.
+        """Create the table (with its stream and production settings), wait until it is
+        ACTIVE (boto3's ``table_exists`` waiter, polling every ``delay`` seconds for at most
+        ``timeout``), then send :meth:`follow_up_requests`: TTL and point-in-time recovery.
 
-        DynamoDB refuses ``UpdateTimeToLive`` while a table is CREATING, so TTL is enabled only
-        after the wait (and only when ``wait`` is true, otherwise it cannot be done yet).
+        DynamoDB refuses ``UpdateTimeToLive`` and ``UpdateContinuousBackups`` while a table is
+        CREATING, so a table that needs them cannot be created with ``wait=False``
+        (:class:`~singletable.errors.InvalidRequestError`, before anything is sent).
         """
         name = table_name or self.name
+        follow_ups = self.follow_up_requests(name)
+        if follow_ups and not wait:
+            raise InvalidRequestError(
+                f"Table {self.name!r}: {', '.join(op for op, _ in follow_ups)} can only be sent "
+                "once the table is ACTIVE; create it with wait=True"
+            )
         client.create_table(**self.create_table_params(name))
         if not wait:
             return
-        wait_until_active(client, name, timeout=timeout, poll_interval=poll_interval, sleep=sleep)
-        if self.ttl_attribute:
-            client.update_time_to_live(
-                TableName=name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": self.ttl_attribute},
-            )
+        wait_until_active(client, name, timeout=timeout, delay=delay)
+        for operation, params in follow_ups:
+            method = getattr(client, _METHODS[operation])
+            method(**params)
+
+
+_METHODS = {
+    "UpdateTimeToLive": "update_time_to_live",
+    "UpdateContinuousBackups": "update_continuous_backups",
+}
 
 
 def wait_until_active(
-    client: DynamoDBClient,
-    table_name: str,
-    *,
-    timeout: float = 300.0,
-    poll_interval: float = 0.05,
-    sleep: Callable[[float], None] = time.sleep,
+    client: DynamoDBClient, table_name: str, *, timeout: float = 300.0, delay: float = 1.0
 ) -> None:
-    """Poll ``DescribeTable`` until the table and all its GSIs are ACTIVE.
+    """Wait with boto3's ``table_exists`` waiter until DescribeTable reports the table
+    ACTIVE (its indexes created with it are ACTIVE then too), polling every ``delay``
+    seconds (the waiter's own default is 20) for at most about ``timeout`` seconds;
+    :class:`TimeoutError` after that. A table that does not exist yet counts as not ACTIVE."""
+    from botocore.exceptions import WaiterError
 
-    boto3's ``table_exists`` waiter sleeps 20 s between polls; this backs off from
-    ``poll_interval`` to at most 2 s.
-    """
-    deadline = time.monotonic() + timeout
-    delay = poll_interval
-    while True:
-        desc = client.describe_table(TableName=table_name)["Table"]
-        statuses: Iterable[str] = [desc.get("TableStatus", "")] + [
-            g.get("IndexStatus", "ACTIVE") for g in desc.get("GlobalSecondaryIndexes", [])
-        ]
-        if all(s == "ACTIVE" for s in statuses):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"table {table_name!r} not ACTIVE after {timeout:.0f} s")
-        sleep(delay)
-        delay = min(delay * 2, 2.0)
+    if not delay > 0:
+        raise ValueError(f"delay must be a positive number of seconds, not {delay!r}")
+    # botocore sleeps Delay seconds between polls; a fraction is fine at run time (the stubs
+    # type it int)
+    config: Any = {"Delay": delay, "MaxAttempts": max(1, math.ceil(timeout / delay)) + 1}
+    try:
+        client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig=config)
+    except WaiterError as exc:
+        if not str(exc.kwargs.get("reason", "")).startswith("Max attempts exceeded"):
+            raise  # DescribeTable itself failed (access denied, no region...)
+        raise TimeoutError(f"table {table_name!r} not ACTIVE after {timeout:.0f} s") from exc
 
 
 def declared_table(owner: type, table: object) -> Table:
