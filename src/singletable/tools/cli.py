@@ -165,11 +165,22 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
-    table = load_table(args.target)
-    if args.format == "cloudformation":
-        document = table.cloudformation(args.table_name)
+    from ._schema import NEEDS_REPOSITORY, schema_document
+
+    if args.format in NEEDS_REPOSITORY:
+        try:
+            target = load_repository(args.target)
+        except CLIError as exc:
+            raise CLIError(
+                f"--format {args.format} needs the repository (its patterns and entities), "
+                f"MODULE:Repo: {exc}"
+            ) from None
     else:
-        document = table.create_table_params(args.table_name)
+        target = load_table(args.target)
+    try:
+        document = schema_document(args, target)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     _write(json.dumps(document, indent=2) + "\n")
     return 0
 
@@ -433,17 +444,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.set_defaults(handler=cmd_lint)
 
-    schema = commands.add_parser(
-        "schema",
-        help="print CreateTable JSON or a CloudFormation resource",
-        description="Print the table's CreateTable parameters (json) or an "
-        "AWS::DynamoDB::Table resource (cloudformation). The target may also be a "
-        "Repository or Entity class (its table is used).",
-    )
-    schema.add_argument("target", metavar="MODULE:table", help="the Table object")
-    schema.add_argument("--format", choices=("json", "cloudformation"), default="json")
-    schema.add_argument("--table-name", metavar="NAME", help="physical table name to use")
-    schema.set_defaults(handler=cmd_schema)
+    from ._schema import add_schema_parser
+
+    add_schema_parser(commands).set_defaults(handler=cmd_schema)
 
     layout = commands.add_parser(
         "layout",
