@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
+from ._source import locate
 from .context import PlanContext
 from .errors import InvalidRequestError, ModelDefinitionError
 from .executor import Hook, RetryPolicy
@@ -75,12 +76,16 @@ class RepositoryBase:
                     patterns[name] = value
         reserved = set(dir(twin)) | {"table"}
         for name, pattern in patterns.items():
-            if name in reserved:
-                raise ModelDefinitionError(
-                    f"{cls.__qualname__}.{name}: the pattern name shadows "
-                    f"{twin.__name__}.{name}; rename it"
-                )
-            pattern.bind(cls, cls.__singletable_table__)
+            try:
+                if name in reserved:
+                    raise ModelDefinitionError(
+                        f"{cls.__qualname__}.{name}: the pattern name shadows "
+                        f"{twin.__name__}.{name}; rename it"
+                    )
+                pattern.bind(cls, cls.__singletable_table__)
+            except ModelDefinitionError as error:
+                locate(error, cls, name)  # the pattern's line (in the class declaring it)
+                raise
         cls.__patterns__ = patterns
 
     def __init__(

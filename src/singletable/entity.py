@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from typing_extensions import Self
 
 from . import entity_checks as checks
+from ._source import locate
 from .codec import TTL_CONVERTER, ModelCodec, encode_value, wrap_encode_error
 from .codegen import generate_decode, generate_to_item
 from .errors import ItemDecodeError, ItemEncodeError, KeyTemplateError, ModelDefinitionError
@@ -427,9 +428,13 @@ class Entity(BaseModel):
                     f"{cls.__qualname__}: its fields reference types that are not defined yet "
                     f"({exc}); define them before the entity"
                 ) from None
-        spec = _compile(cls)
-        type.__setattr__(cls, "__singletable__", spec)
-        spec.table.register_entity(spec.type_name, cls)
+        try:
+            spec = _compile(cls)
+            type.__setattr__(cls, "__singletable__", spec)
+            spec.table.register_entity(spec.type_name, cls)
+        except ModelDefinitionError as error:
+            locate(error, cls)  # the Keys entry or field at fault, not the class line
+            raise
 
     # -- public helpers --
 

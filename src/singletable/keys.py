@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from decimal import InvalidOperation
 from typing import Any, Literal
 
-from .errors import KeyDefinitionError, KeyTemplateError
+from .errors import KeyDefinitionError, KeyTemplateError, did_you_mean
 from .key_formats import FieldKeyType, KeyKind, key_format, key_type_of
 from .record import Record
 from .wire import LONE_SURROGATE, is_text
@@ -215,7 +215,10 @@ class KeyTemplate:
             raise KeyDefinitionError(f"{where}: {{{name}}} is not a field name")
         if name not in types:
             known = ", ".join(sorted(types)) or "none"
-            raise KeyDefinitionError(f"{where} names unknown field {name!r}; fields are: {known}")
+            hint = did_you_mean(name, types)
+            raise KeyDefinitionError(
+                f"{where} names unknown field {name!r}{hint}; fields are: {known}"
+            )
         if "__" in name:
             raise KeyDefinitionError(
                 f"{where}: field {name!r} contains '__', which is reserved for range lookups "

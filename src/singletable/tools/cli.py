@@ -56,7 +56,8 @@ def _import_failure(module_name: str, exc: BaseException) -> CLIError:
             "(searched the current directory and sys.path)"
         )
     if isinstance(exc, SingleTableError):
-        return CLIError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}")
+        at = f" at {_relative(exc.location)}" if exc.location else ""
+        return CLIError(f"importing {module_name!r} failed{at}: {type(exc).__name__}: {exc}")
     if isinstance(exc, SyntaxError):
         return CLIError(
             f"importing {module_name!r} failed: syntax error in {exc.filename}:{exc.lineno}: "
@@ -70,6 +71,16 @@ def _import_failure(module_name: str, exc: BaseException) -> CLIError:
             location = f" ({filename}:{tb.tb_lineno})"
         tb = tb.tb_next
     return CLIError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}{location}")
+
+
+def _relative(location: str) -> str:
+    """``path:line`` with the path relative to the current directory when it is below it."""
+    path, _, line = location.rpartition(":")
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return location
+    return f"{shown}:{line}" if not shown.startswith("..") else location
 
 
 def load_target(spec: str) -> Any:
