@@ -153,6 +153,7 @@ def format_text(
             lines.append(f"    acknowledged ({finding.severity}): {finding.acknowledged}")
         else:
             lines.append(f"    fix: {finding.hint}")
+        lines.append(f"    see {finding.url}")
     counts = summary(findings)
     name = repository.__qualname__
     if counts["acknowledged"] and not verbose:
