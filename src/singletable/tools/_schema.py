@@ -28,13 +28,15 @@ Repository (its patterns and entities)."""
 
 def add_schema_parser(commands: Any) -> argparse.ArgumentParser:
     """The ``schema`` subcommand's parser."""
+    from ._text import ParagraphHelpFormatter
+
     schema: argparse.ArgumentParser = commands.add_parser(
         "schema",
         help="print CreateTable JSON, CloudFormation, an IAM policy or a Workbench model",
         description="Print the table's CreateTable parameters, an AWS::DynamoDB::Table resource "
         "or template, a least-privilege IAM policy or a NoSQL Workbench data model.",
         epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ParagraphHelpFormatter,
     )
     schema.add_argument("target", metavar="MODULE:NAME", help="the Table (or Repository) object")
     schema.add_argument(

@@ -153,23 +153,43 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
+def table_format(chosen: str) -> str:
+    """``auto``: ``text`` on a terminal, ``markdown`` in a pipe or a file."""
+    from ._text import is_terminal
+
+    if chosen != "auto":
+        return chosen
+    return "text" if is_terminal(sys.stdout) else "markdown"
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .lint import explain_json, explain_markdown
+    from ._text import output_width
+    from .lint import explain_json, explain_markdown, explain_text
 
     repository = load_repository(args.target)
-    _write(explain_json(repository) if args.format == "json" else explain_markdown(repository))
+    chosen = table_format(args.format)
+    if chosen == "json":
+        _write(explain_json(repository))
+    elif chosen == "text":
+        _write(explain_text(repository, output_width(sys.stdout)))
+    else:
+        _write(explain_markdown(repository))
     return 0
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from .lint import check, exit_status, format_json, format_text
+    from ._text import output_width
+    from .lint import check, exit_status, format_json, format_markdown, format_text
 
     repository = load_repository(args.target)
     findings = check(repository)
     if args.format == "json":
         _write(format_json(repository, findings))
+    elif args.format == "markdown":
+        _write(format_markdown(repository, findings))
     else:
-        _write(format_text(repository, findings, verbose=args.verbose))
+        width = output_width(sys.stdout)
+        _write(format_text(repository, findings, verbose=args.verbose, width=width))
     return exit_status(findings)
 
 
@@ -278,6 +298,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             repository_name=args.repository,
             region=args.region,
             layout=args.layout,
+            table_format=table_format(args.format),
         )
     except DemoError as exc:
         raise CLIError(str(exc), exc.status) from None
@@ -354,7 +375,7 @@ def format_report(report: Any, entity: str, *, dry_run: bool = False) -> str:
 _DESCRIPTION = """\
 Model checks and tools for singletable repositories.
 
-  singletable explain myapp.models:Shop          the access-pattern table (Markdown)
+  singletable explain myapp.models:Shop          the access-pattern table
   singletable lint myapp.models:Shop             key design checks (exit 1 on errors)
   singletable schema myapp.models:shop           CreateTable JSON / CloudFormation
   singletable layout myapp.models:Shop --items items.json [--html layout.html]
@@ -372,10 +393,10 @@ errors make the exit status 1. Acknowledge a deliberate finding on the repositor
 
 "code:subject" also covers subjects below it ("hot-partition:Order" covers Order.GSI2);
 a bare "code" covers every finding of that code. Acknowledged findings are counted in one
-line; --verbose lists each with its reason. Codes: scan, key-collision,
-unsortable-sort-key, projection-mismatch, hot-partition, prefix-overlap, unused-index,
-too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag,
-former-types."""
+line; --verbose lists each with its reason.
+
+Every finding ends with the link to its rule; the page lists them all, with what each finds,
+why it matters and the fix: {url}"""
 
 _BACKFILL_EPILOG = """\
 Example, after adding GSI2 to Order and deploying the table change:
@@ -418,11 +439,13 @@ click a row to wrap its cells. Non-key attributes are columns per entity type.""
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ..errors import DOCS_URL
+    from ._text import ParagraphHelpFormatter
 
     parser = _Parser(
         prog=PROG,
         description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ParagraphHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -434,18 +457,32 @@ def build_parser() -> argparse.ArgumentParser:
         "Query), index, key condition, entity types and order.",
     )
     explain.add_argument("target", metavar="MODULE:Repo", help="the repository class")
-    explain.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    explain.add_argument(
+        "--format",
+        choices=("auto", "text", "markdown", "json"),
+        default="auto",
+        help="text: an aligned table wrapped to the terminal's width; markdown: a Markdown "
+        "table; json: a list of row objects. Default (auto): text on a terminal, markdown "
+        "in a pipe or a file",
+    )
     explain.set_defaults(handler=cmd_explain)
 
     lint = commands.add_parser(
         "lint",
         help="check the key design (hot partitions, collisions, overlaps, ...)",
         description="Check a repository, its table and its entities for key design problems.",
-        epilog=_LINT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=_LINT_EPILOG.replace("{url}", f"{DOCS_URL}lint/"),
+        formatter_class=ParagraphHelpFormatter,
     )
     lint.add_argument("target", metavar="MODULE:Repo", help="the repository class")
-    lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help="text (default): a block per finding, wrapped to the terminal's width on a "
+        "terminal; markdown: a table; json: an object with findings, counts and the exit "
+        "status. Every finding ends with the link to its rule",
+    )
     lint.add_argument(
         "-v",
         "--verbose",
@@ -467,7 +504,7 @@ def build_parser() -> argparse.ArgumentParser:
         "access pattern, the rows it returns per partition. Prints an aligned table, or writes "
         "one self-contained HTML file with --html.",
         epilog=_LAYOUT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ParagraphHelpFormatter,
     )
     layout.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     source = layout.add_mutually_exclusive_group()
@@ -518,6 +555,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--repository", metavar="NAME", default="Shop", help="repository class name (Shop)"
     )
     demo.add_argument("--region", metavar="REGION", help="AWS region (default us-east-1)")
+    demo.add_argument(
+        "--format",
+        choices=("auto", "text", "markdown"),
+        default="auto",
+        help="the explain table as text (aligned, wrapped to the terminal's width) or "
+        "markdown; default (auto): text on a terminal, markdown in a pipe or a file",
+    )
     demo.set_defaults(handler=cmd_demo)
 
     backfill = commands.add_parser(
@@ -527,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
         "membership, Shard fields, TTL number, type tag or datetime format are not what the "
         "model writes now (repo.backfill).",
         epilog=_BACKFILL_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=ParagraphHelpFormatter,
     )
     backfill.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     backfill.add_argument("entity", metavar="Entity", help="entity class name (or type tag)")

@@ -324,13 +324,17 @@ def run(
     region: str | None = None,
     layout: str | Path | None = None,
     out: IO[str] | None = None,
+    table_format: str = "markdown",
 ) -> int:
     """Run the demo; returns the exit status (1 if a pattern sent other requests than its
     explain row promises). ``layout``: also write the layout view of the table's items (HTML)
-    to that file."""
-    from .lint import check, explain_markdown, format_text
+    to that file. ``table_format``: the explain table as ``"markdown"`` or ``"text"`` (aligned
+    and, like the lint report, wrapped to the terminal's width)."""
+    from ._text import output_width
+    from .lint import check, explain_markdown, explain_text, format_text
 
     stream = out or sys.stdout
+    width = output_width(stream)
     progress = Progress(stream)
     started = time.perf_counter()
     layout_target = _layout_target(layout) if layout is not None else None
@@ -361,9 +365,14 @@ def run(
         progress.print(f"       {seeded} write requests")
 
         progress.print("\n## Access patterns (explain)\n")
-        progress.print(explain_markdown(repository).rstrip("\n"))
+        table = (
+            explain_text(repository, width)
+            if table_format == "text"
+            else explain_markdown(repository)
+        )
+        progress.print(table.rstrip("\n"))
         progress.print("\n## Lint\n")
-        progress.print(format_text(repository, check(repository)).rstrip("\n"))
+        progress.print(format_text(repository, check(repository), width=width).rstrip("\n"))
 
         progress.print("\n## Every pattern, run (operation sent, requests, capacity, result)\n")
         rows = {row.pattern: row for row in repository.explain()}

@@ -75,7 +75,9 @@ from .report import (
     acknowledgements,
     explain_json,
     explain_markdown,
+    explain_text,
     format_json,
+    format_markdown,
     format_text,
 )
 from .rules import MAX_GSIS, check
@@ -95,7 +97,9 @@ __all__ = [
     "exit_status",
     "explain_json",
     "explain_markdown",
+    "explain_text",
     "format_json",
+    "format_markdown",
     "format_text",
     "languages_intersect",
     "summary",
