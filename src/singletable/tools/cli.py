@@ -434,7 +434,10 @@ pattern.
 The HTML page has a tab per view: the table, then every secondary index (GSI and LSI, the
 inverted index too) with the items regrouped by its keys, only the items that carry them
 (sparse indexes) and only the attributes it projects (KEYS_ONLY, INCLUDE). Rows are one line;
-click a row to wrap its cells. Non-key attributes are columns per entity type."""
+click a row to wrap its cells. Non-key attributes are columns per entity type, named where a
+run of one type begins. The type chips filter the rows to the types pressed; the arrow of a
+partition key folds the partition. Clicking a pattern call highlights the rows it returns,
+numbered in the order it returns them, and shows the request it sends."""
 
 
 def build_parser() -> argparse.ArgumentParser:
