@@ -370,84 +370,18 @@ def format_report(report: Any, entity: str, *, dry_run: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- parser ------------------------------------------------------------------------------------
-
-_DESCRIPTION = """\
-Model checks and tools for singletable repositories.
-
-  singletable explain myapp.models:Shop          the access-pattern table
-  singletable lint myapp.models:Shop             key design checks (exit 1 on errors)
-  singletable schema myapp.models:shop           CreateTable JSON / CloudFormation
-  singletable layout myapp.models:Shop --items items.json [--html layout.html]
-  singletable demo [--layout shop.html]          the demo shop on an embedded DynamoDB
-  singletable backfill myapp.models:Shop Order   rewrite Order items whose keys are stale
-
-Targets are MODULE:NAME; the current directory is on the import path."""
-
-_LINT_EPILOG = """\
-Findings have a code, a severity (error, warning, info) and a subject. Only unacknowledged
-errors make the exit status 1. Acknowledge a deliberate finding on the repository:
-
-    class Shop(Repository, table=shop):
-        lint_acknowledge = {"hot-partition:Order.GSI2": "sparse queue index, deliberate"}
-
-"code:subject" also covers subjects below it ("hot-partition:Order" covers Order.GSI2);
-a bare "code" covers every finding of that code. Acknowledged findings are counted in one
-line; --verbose lists each with its reason.
-
-Every finding ends with the link to its rule; the page lists them all, with what each finds,
-why it matters and the fix: {url}"""
-
-_BACKFILL_EPILOG = """\
-Example, after adding GSI2 to Order and deploying the table change:
-
-  singletable backfill myapp.models:Shop Order --segments 4 --checkpoint order.json
-
-Scans the table (a parallel Scan over --segments, filtered on the entity's type tags, current
-and former), and rewrites each item whose derived attributes are stale (index keys, sparse
-membership, Shard fields, the TTL number, the type tag, the stored datetime format) with an
-UpdateItem conditioned on the item being unchanged since it was read. Items that changed
-meanwhile are read again once, then reported. --dry-run sends no write and reports what would
-change. With --checkpoint a killed run started again with the same options resumes where it
-stopped (the file is removed when the job finishes). Items whose primary key would change
-are reported; --move moves each in one transaction. The report goes to stdout, a progress
-line to stderr. Exit status 1 when an item could not be fixed.
-
-The table is the repository's (or --table NAME) at AWS_ENDPOINT_URL_DYNAMODB, --endpoint URL
-or AWS, with the default credentials and region (--region)."""
-
-_LAYOUT_EPILOG = """\
---items FILE.json takes either format; the JSON decides:
-  wire-format items  a JSON list like [{"PK": {"S": "CUSTOMER#42"}, "SK": {"S": "PROFILE"},
-                     "_type": {"S": "CUSTOMER"}}], or an object with an "Items" list (the
-                     output of `aws dynamodb scan`): shown as they are.
-  seed data          any other JSON object, such as the examples' data.json
-                     ({"customers": [...], ...}): loaded through the repository. The table is
-                     created in an embedded DynamoDB (moto: pip install "singletable[demo]"),
-                     seed(repo) writes it and the items are scanned back. seed is looked up in
-                     MODULE, then in the repository's module (--seed MODULE:FUNCTION to name
-                     another); it must read its module-level DATA path, which points at
-                     FILE.json while it runs.
---endpoint/--table read a live table with a paginated Scan: an inspection tool, never an access
-pattern.
-
-The HTML page has a tab per view: the table, then every secondary index (GSI and LSI, the
-inverted index too) with the items regrouped by its keys, only the items that carry them
-(sparse indexes) and only the attributes it projects (KEYS_ONLY, INCLUDE). Rows are one line;
-click a row to wrap its cells. Non-key attributes are columns per entity type, named where a
-run of one type begins. The type chips filter the rows to the types pressed; the arrow of a
-partition key folds the partition. Clicking a pattern call highlights the rows it returns,
-numbered in the order it returns them, and shows the request it sends."""
+# -- parser (the help texts are in _help) -----------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
     from ..errors import DOCS_URL
+    from . import _help as text
     from ._text import ParagraphHelpFormatter
 
     parser = _Parser(
         prog=PROG,
-        description=_DESCRIPTION,
+        description=text.DESCRIPTION,
         formatter_class=ParagraphHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -464,9 +398,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("auto", "text", "markdown", "json"),
         default="auto",
-        help="text: an aligned table wrapped to the terminal's width; markdown: a Markdown "
-        "table; json: a list of row objects. Default (auto): text on a terminal, markdown "
-        "in a pipe or a file",
+        help=text.EXPLAIN_FORMAT,
     )
     explain.set_defaults(handler=cmd_explain)
 
@@ -474,7 +406,7 @@ def build_parser() -> argparse.ArgumentParser:
         "lint",
         help="check the key design (hot partitions, collisions, overlaps, ...)",
         description="Check a repository, its table and its entities for key design problems.",
-        epilog=_LINT_EPILOG.replace("{url}", f"{DOCS_URL}lint/"),
+        epilog=text.LINT_EPILOG.replace("{url}", f"{DOCS_URL}lint/"),
         formatter_class=ParagraphHelpFormatter,
     )
     lint.add_argument("target", metavar="MODULE:Repo", help="the repository class")
@@ -482,9 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("text", "markdown", "json"),
         default="text",
-        help="text (default): a block per finding, wrapped to the terminal's width on a "
-        "terminal; markdown: a table; json: an object with findings, counts and the exit "
-        "status. Every finding ends with the link to its rule",
+        help=text.LINT_FORMAT,
     )
     lint.add_argument(
         "-v",
@@ -506,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
         "tag, attributes), each secondary index's items grouped by its keys, and, for each "
         "access pattern, the rows it returns per partition. Prints an aligned table, or writes "
         "one self-contained HTML file with --html.",
-        epilog=_LAYOUT_EPILOG,
+        epilog=text.LAYOUT_EPILOG,
         formatter_class=ParagraphHelpFormatter,
     )
     layout.add_argument("target", metavar="MODULE:Repo", help="the repository class")
@@ -562,10 +492,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--format",
         choices=("auto", "text", "markdown"),
         default="auto",
-        help="the explain table as text (aligned, wrapped to the terminal's width) or "
-        "markdown; default (auto): text on a terminal, markdown in a pipe or a file",
+        help=text.DEMO_FORMAT,
     )
     demo.set_defaults(handler=cmd_demo)
+
+    _add_backfill(commands, ParagraphHelpFormatter)
+    return parser
+
+
+def _add_backfill(commands: Any, formatter: Any) -> None:
+    from . import _help as text
 
     backfill = commands.add_parser(
         "backfill",
@@ -573,8 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rewrite the stored items of one entity whose index keys, sparse "
         "membership, Shard fields, TTL number, type tag or datetime format are not what the "
         "model writes now (repo.backfill).",
-        epilog=_BACKFILL_EPILOG,
-        formatter_class=ParagraphHelpFormatter,
+        epilog=text.BACKFILL_EPILOG,
+        formatter_class=formatter,
     )
     backfill.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     backfill.add_argument("entity", metavar="Entity", help="entity class name (or type tag)")
@@ -594,7 +530,6 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--table", metavar="NAME", help="physical table name (the Table's)")
     backfill.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     backfill.set_defaults(handler=cmd_backfill, parser=backfill)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -316,6 +316,20 @@ def _call_text(name: str, keywords: Mapping[str, Any]) -> str:
     return f"{name}({args})"
 
 
+def _print_model(progress: Progress, repository: Any, table_format: str, width: int | None) -> None:
+    """The explain table (text or Markdown) and the lint report, wrapped to ``width``."""
+    from .lint import check, explain_markdown, explain_text, format_text
+
+    progress.print("\n## Access patterns (explain)\n")
+    if table_format == "text":
+        table = explain_text(repository, width)
+    else:
+        table = explain_markdown(repository)
+    progress.print(table.rstrip("\n"))
+    progress.print("\n## Lint\n")
+    progress.print(format_text(repository, check(repository), width=width).rstrip("\n"))
+
+
 def run(
     *,
     endpoint: str | None = None,
@@ -331,10 +345,8 @@ def run(
     to that file. ``table_format``: the explain table as ``"markdown"`` or ``"text"`` (aligned
     and, like the lint report, wrapped to the terminal's width)."""
     from ._text import output_width
-    from .lint import check, explain_markdown, explain_text, format_text
 
     stream = out or sys.stdout
-    width = output_width(stream)
     progress = Progress(stream)
     started = time.perf_counter()
     layout_target = _layout_target(layout) if layout is not None else None
@@ -364,15 +376,7 @@ def run(
             seeded = log.total - before
         progress.print(f"       {seeded} write requests")
 
-        progress.print("\n## Access patterns (explain)\n")
-        table = (
-            explain_text(repository, width)
-            if table_format == "text"
-            else explain_markdown(repository)
-        )
-        progress.print(table.rstrip("\n"))
-        progress.print("\n## Lint\n")
-        progress.print(format_text(repository, check(repository), width=width).rstrip("\n"))
+        _print_model(progress, repository, table_format, output_width(stream))
 
         progress.print("\n## Every pattern, run (operation sent, requests, capacity, result)\n")
         rows = {row.pattern: row for row in repository.explain()}
