@@ -16,8 +16,6 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import json
-import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -31,6 +29,8 @@ from singletable.entity import spec_of
 from singletable.reads.propagate import PropagatePattern
 from singletable.streams import read_stream
 from singletable.tools.iam import iam_policy
+
+from .test_cli import run_cli
 
 if TYPE_CHECKING:
     from moto_fixtures.backends import Backend
@@ -50,8 +50,6 @@ MODULES = [
 ]
 
 pytestmark = [pytest.mark.backend("inproc")]
-
-CLI = [sys.executable, "-m", "singletable"]
 
 
 def repository_of(module: Any) -> Any:
@@ -386,26 +384,9 @@ def test_options_that_cannot_hold_are_refused() -> None:
 
 
 def test_the_cli_prints_the_policy() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "singletable",
-            "schema",
-            "singletable.tools.demo_shop.repository:Shop",
-            "--format",
-            "iam",
-            "--account",
-            ACCOUNT,
-            "--region",
-            REGION,
-            "--table-name",
-            "Shop-*",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    shop = "singletable.tools.demo_shop.repository:Shop"
+    options = ["--account", ACCOUNT, "--region", REGION, "--table-name", "Shop-*"]
+    result = run_cli("schema", shop, "--format", "iam", *options)
     assert result.returncode == 0, result.stderr
     from singletable.tools.demo_shop.repository import Shop
 
@@ -414,11 +395,6 @@ def test_the_cli_prints_the_policy() -> None:
 
 
 def test_the_cli_needs_a_repository_for_a_policy() -> None:
-    result = subprocess.run(
-        [*CLI, "schema", "examples.copies.models:copies", "--format", "iam"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    result = run_cli("schema", "examples.copies.models:copies", "--format", "iam")
     assert result.returncode == 2
     assert "Repository" in result.stderr

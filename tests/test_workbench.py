@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import subprocess
-import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +35,7 @@ from singletable.entity import spec_of
 from singletable.tools.layout import scan_items
 from singletable.tools.workbench import key_attributes, workbench_model
 
+from .test_cli import run_cli
 from .test_iam import MODULES, repository_of
 
 if TYPE_CHECKING:
@@ -202,22 +201,9 @@ def test_a_key_of_several_attributes_is_refused_by_name() -> None:
 
 
 def test_the_cli_writes_the_model_from_seed_data() -> None:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "singletable",
-            "schema",
-            "examples.leaderboard.repository:Leaderboard",
-            "--format",
-            "workbench",
-            "--items",
-            "examples/leaderboard/data.json",
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    leaderboard = "examples.leaderboard.repository:Leaderboard"
+    items = "examples/leaderboard/data.json"
+    result = run_cli("schema", leaderboard, "--format", "workbench", "--items", items)
     assert result.returncode == 0, result.stderr
     model = json.loads(result.stdout)
     (data,) = model["DataModel"]
