@@ -155,6 +155,9 @@ def test_the_demo_on_a_terminal_prints_text_tables_that_fit(tmp_path: Path) -> N
     explain = out.split("## Access patterns (explain)", 1)[1].split("## Lint", 1)[0]
     assert "| Pattern |" not in explain and "Pattern" in explain
     assert max(map(len, explain.splitlines())) <= 120
+    # the run lines too: a result is cut short rather than wrapped by the terminal
+    runs = [line for line in out.splitlines() if line.startswith("[ok]")]
+    assert runs and max(map(len, runs)) <= 120
 
 
 # -- help ---------------------------------------------------------------------------------------

@@ -316,6 +316,14 @@ def _call_text(name: str, keywords: Mapping[str, Any]) -> str:
     return f"{name}({args})"
 
 
+def _fit_line(line: str, stream: IO[str]) -> str:
+    """``line`` cut to the terminal's width on a terminal (the result's end goes first)."""
+    from ._text import is_terminal, output_width
+
+    columns = output_width(stream) if is_terminal(stream) else None
+    return line if columns is None or len(line) <= columns else line[: columns - 1] + "…"
+
+
 def _print_model(progress: Progress, repository: Any, table_format: str, width: int | None) -> None:
     """The explain table (text or Markdown) and the lint report, wrapped to ``width``."""
     from .lint import check, explain_markdown, explain_text, format_text
@@ -408,10 +416,11 @@ def run(
             capacity = f"{units:g} RCU" if units is not None else "capacity n/a"
             operation = operations_text(sent) or "nothing sent"
             count = f"{len(sent)} request" + ("" if len(sent) == 1 else "s")
-            progress.print(
+            line = (
                 f"[{'ok' if ok else '!!'}] {name:<{width}}  {operation:<{op_width}}  "
                 f"{count:<10}  {capacity:<7}  {_call_text(name, keywords)} -> {text}"
             )
+            progress.print(_fit_line(line, stream))
         missing = [n for n in rows if n not in {c for c, _ in calls}]
         if missing:
             progress.print(f"\nnot exercised by EXAMPLE_CALLS: {', '.join(missing)}")
