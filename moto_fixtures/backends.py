@@ -41,6 +41,7 @@ STREAMS = "streams"  # StreamSpecification + the dynamodbstreams API
 UNPROCESSED_KEYS_AT_16MB = "unprocessed_keys_at_16mb"  # BatchGetItem response cap is 16 MB
 # GSIs keyed on several attributes (up to 4 + 4, DynamoDB since November 2025; moto 5.2.5)
 MULTI_ATTRIBUTE_KEYS = "multi_attribute_keys"
+CONTINUOUS_BACKUPS = "continuous_backups"  # UpdateContinuousBackups (point-in-time recovery)
 
 ALL_FEATURES: frozenset[str] = frozenset(
     {
@@ -50,13 +51,15 @@ ALL_FEATURES: frozenset[str] = frozenset(
         STREAMS,
         UNPROCESSED_KEYS_AT_16MB,
         MULTI_ATTRIBUTE_KEYS,
+        CONTINUOUS_BACKUPS,
     }
 )
 
 _MISSING: dict[str, frozenset[str]] = {
     "inproc": frozenset(),
     "moto_server": frozenset(),
-    # dynalite 4.0.0: UnknownOperationException for Transact*/UpdateTimeToLive, ignores
+    # dynalite 4.0.0: UnknownOperationException for Transact*/UpdateTimeToLive/
+    # UpdateContinuousBackups, ignores
     # StreamSpecification, never returns Item on ConditionalCheckFailed, caps BatchGetItem
     # responses at ~1.4 MB (1 MB + max item size) instead of 16 MB, and refuses a key schema
     # with more than one HASH or RANGE attribute.
@@ -68,6 +71,7 @@ _MISSING: dict[str, frozenset[str]] = {
             STREAMS,
             UNPROCESSED_KEYS_AT_16MB,
             MULTI_ATTRIBUTE_KEYS,
+            CONTINUOUS_BACKUPS,
         }
     ),
     "endpoint": frozenset(),
@@ -84,6 +88,7 @@ FEATURE_GAPS: dict[str, str] = {
     STREAMS: "no Streams",
     UNPROCESSED_KEYS_AT_16MB: "BatchGetItem answers end at about 1.4 MB, not 16 MB",
     MULTI_ATTRIBUTE_KEYS: "no multi-attribute index keys (a GSI keyed on 2-4 + 0-4 attributes)",
+    CONTINUOUS_BACKUPS: "no UpdateContinuousBackups (point-in-time recovery)",
 }
 OTHER_GAPS: dict[str, tuple[str, ...]] = {
     "inproc": (

@@ -29,11 +29,24 @@ class Clock:
         return self.now
 
 
+#: The operation behind each follow-up request of ``Table.create``, as a backend feature.
+FOLLOW_UP_FEATURES = {
+    "UpdateTimeToLive": "ttl_api",
+    "UpdateContinuousBackups": "continuous_backups",
+}
+
+#: Seconds between DescribeTable polls while a table is CREATING (dynalite reports CREATING
+#: for a moment even with --createTableMs 0; moto creates tables ACTIVE).
+POLL_DELAY = 0.02
+
+
 def create_table(backend: Backend, client: DynamoDBClient, table: Table, name: str) -> None:
-    """Create ``table`` as ``name`` on ``backend``; TTL is enabled where the backend can
-    (dynalite has no UpdateTimeToLive; singletable decides expiry client-side anyway)."""
-    if "ttl_api" in backend.features:
-        table.create(client, table_name=name)
+    """Create ``table`` as ``name`` on ``backend`` with the follow-up requests (TTL,
+    point-in-time recovery) the backend serves (dynalite has neither; singletable decides
+    expiry client-side anyway)."""
+    follow_ups = table.follow_up_requests(name)
+    if all(FOLLOW_UP_FEATURES[op] in backend.features for op, _ in follow_ups):
+        table.create(client, table_name=name, delay=POLL_DELAY)
     else:
         client.create_table(**table.create_table_params(name))
-        wait_until_active(client, name)
+        wait_until_active(client, name, delay=POLL_DELAY)

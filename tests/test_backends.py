@@ -39,7 +39,7 @@ def create_table(client: DynamoDBClient, name: str) -> None:
         ],
         BillingMode="PAY_PER_REQUEST",
     )
-    wait_until_active(client, name, poll_interval=0.01, timeout=30)
+    wait_until_active(client, name, delay=0.02, timeout=30)
 
 
 def visible_tables(client: DynamoDBClient, backend: Backend) -> list[str]:

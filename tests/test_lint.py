@@ -4,13 +4,16 @@ acknowledgements; the key-language analysis behind collisions, overlaps and orde
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 
 from singletable import Entity, Table
 from singletable._entity import spec_of
 from singletable._tools.lint import (
+    LINT_URL,
     RULES,
     Finding,
     can_sort_after,
@@ -24,6 +27,8 @@ from singletable._tools.lint import (
 
 from . import lint_models as m
 from .models import Leaderboard, Store
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def codes(repository: type, code: str | None = None) -> list[Finding]:
@@ -378,7 +383,37 @@ def test_text_and_json_output() -> None:
         "message",
         "hint",
         "acknowledged",
+        "url",
     }
+
+
+def test_every_finding_ends_with_its_link_in_text_and_json() -> None:
+    findings = check(m.CollidingRepo)
+    blocks = format_text(m.CollidingRepo, findings).split("\n    see ")[1:]
+    assert [block.split("\n", 1)[0] for block in blocks] == [
+        f"{LINT_URL}#{finding.code}" for finding in findings
+    ]
+    document = json.loads(format_json(m.CollidingRepo, findings))
+    assert [f["url"] for f in document["findings"]] == [f.url for f in findings]
+    assert LINT_URL == "https://singletable.readthedocs.io/lint/"
+
+
+def test_every_rule_code_has_an_anchor_in_the_lint_rules_page() -> None:
+    """Findings link to ``LINT_URL#<code>``: docs/lint.md (published at LINT_URL, in the site's
+    navigation) has a section for each code, with what it finds, why and the fix."""
+    from .test_docs import _slug
+
+    text = (ROOT / "docs" / "lint.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", text, flags=re.MULTILINE)[1:]
+    by_anchor = {_slug(section.split("\n", 1)[0]): section for section in sections}
+    missing = sorted(code for code in RULES if code not in by_anchor)
+    assert not missing, f"docs/lint.md has no section for: {', '.join(missing)}"
+    for code in RULES:
+        for part in ("**Finds**", "**Why**", "**Fix**"):
+            assert part in by_anchor[code], f"docs/lint.md#{code} lacks {part}"
+    assert set(by_anchor) <= set(RULES), "a section for a code lint does not have"
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "lint.md" in nav
 
 
 def test_check_refuses_non_repositories() -> None:

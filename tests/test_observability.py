@@ -12,6 +12,7 @@ its numbers. moto reports a GSI's capacity under ``LocalSecondaryIndexes`` with
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -95,13 +96,25 @@ def test_the_logger_writes_one_debug_record_per_request_without_values(
     assert status.getMessage().startswith(
         f"orders_by_status Query table={repo.table_name} index=GSI1 duration="
     )
-    assert status.getMessage().endswith(" retries=0 ok")
+    assert re.search(r" retries=0 items=\d+ request_id=\S+ ok$", status.getMessage())
     assert by_pattern["customer"].singletable_operation == "GetItem"  # type: ignore[attr-defined]
-    # (the request's error, as the executor mapped it; the flow then raises AlreadyExists)
+    # the error the caller gets (its own code), with DynamoDB's behind it
     (failed,) = [r for r in records if r.singletable_error]  # type: ignore[attr-defined]
-    assert failed.singletable_error == "service-error"  # type: ignore[attr-defined]
+    assert failed.singletable_error == "already-exists"  # type: ignore[attr-defined]
+    assert failed.singletable_aws_error == "ConditionalCheckFailedException"  # type: ignore[attr-defined]
     assert failed.getMessage().startswith("create PutItem ")
-    assert failed.getMessage().endswith(" service-error (ConditionalCheckFailedException)")
+    assert failed.getMessage().endswith(" already-exists (ConditionalCheckFailedException)")
+    # every record names its request id (DynamoDB's, from the response or the error)
+    ids = [r.singletable_request_id for r in records]  # type: ignore[attr-defined]
+    assert all(isinstance(i, str) and i for i in ids) and len(set(ids)) == len(ids)
+    assert f"request_id={failed.singletable_request_id} " in failed.getMessage()  # type: ignore[attr-defined]
+    assert failed.singletable_items is None  # type: ignore[attr-defined]
+    # how many items each request returned or wrote
+    items = {(r.singletable_pattern, r.singletable_operation): r.singletable_items for r in records}  # type: ignore[attr-defined]
+    assert items[("customer", "GetItem")] == 0
+    assert items[("orders_by_status", "Query")] == 2
+    assert items[("order_by_id", "BatchGetItem")] == 1
+    assert items[("update", "UpdateItem")] == 1
 
 
 def test_the_logger_reports_capacity_when_asked(
@@ -179,8 +192,10 @@ def test_one_client_span_per_request(
     assert (failed.attributes or {})["error.type"] == "ConditionalCheckFailedException"
     (event,) = failed.events
     assert event.name == "exception"
-    assert (event.attributes or {})["exception.type"] == "singletable.errors.ServiceError"
-    assert (event.attributes or {})["exception.message"] == "[service-error]"
+    # the exception the caller gets, with DynamoDB's code as the error type
+    assert (event.attributes or {})["exception.type"] == "singletable.errors.AlreadyExists"
+    assert (event.attributes or {})["exception.message"] == "[already-exists]"
+    assert isinstance((failed.attributes or {})["aws.request_id"], str)
 
 
 @pytest.mark.twin("sync")  # the blocking view of the async twin runs its tasks in a context

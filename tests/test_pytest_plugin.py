@@ -112,7 +112,9 @@ def test_a_conftest_free_suite_gets_the_fixtures(
 def test_the_fixtures_are_listed(user_suite: pytest.Pytester) -> None:
     result = user_suite.runpytest_subprocess("--fixtures", "-p", "no:xdist")
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["*dynamodb_client*", "*dynamodb_endpoint*"])
+    result.stdout.fnmatch_lines(
+        ["*dynamodb_client*", "*dynamodb_endpoint*", "*repository_factory*"]
+    )
 
 
 def test_it_loads_beside_the_projects_own_moto_fixtures_plugin(
@@ -148,7 +150,13 @@ def test_the_plugin_shares_no_fixture_name_with_moto_fixtures() -> None:
         }
 
     ours = fixtures(testing)
-    assert ours == {"dynamodb_client", "dynamodb_endpoint", "singletable_moto_server"}
+    assert ours == {
+        "dynamodb_client",
+        "dynamodb_endpoint",
+        "singletable_moto_server",
+        "repository_factory",
+        "endpoint_repository_factory",
+    }
     theirs = fixtures(project_plugin)
     assert {"client", "backend", "recorder"} <= theirs
     assert not ours & theirs

@@ -113,7 +113,7 @@ def sample(item_id: str = "1") -> Everything:
 
 def test_every_field_type_round_trips_through_the_backend(client: Any, table_name: str) -> None:
     client.create_table(**table.create_table_params(table_name))
-    wait_until_active(client, table_name)
+    wait_until_active(client, table_name, delay=0.02)
     original = sample()
     item = original.to_item()
     assert item["secret"] == {"S": "hunter2"}  # the real secret, never "**********"

@@ -17,6 +17,7 @@ from . import _entity_checks as checks
 from ._codec import TTL_CONVERTER, ModelCodec
 from ._entity_spec import EntitySpec
 from ._indexes import Index, IndexSpec, WhenSpec
+from ._source import locate
 from ._table import IndexKeys, Table, declared_table
 from .errors import ItemDecodeError, ModelDefinitionError
 
@@ -61,9 +62,13 @@ class Entity(BaseModel):
                     f"{cls.__qualname__}: its fields reference types that are not defined yet "
                     f"({exc}); define them before the entity"
                 ) from None
-        spec = _compile(cls)
-        type.__setattr__(cls, "__singletable__", spec)
-        spec.table.register_entity(spec.type_name, cls)
+        try:
+            spec = _compile(cls)
+            type.__setattr__(cls, "__singletable__", spec)
+            spec.table.register_entity(spec.type_name, cls)
+        except ModelDefinitionError as error:
+            locate(error, cls)  # the Keys entry or field at fault, not the class line
+            raise
 
     # -- public helpers --
 

@@ -22,7 +22,7 @@ from ._key_formats import KeyKind, key_format, key_type_of
 from ._keys import KeyTemplate
 from ._markers import CreatedAt, Marker, Shard, Unique, UpdatedAt, Version, shard_of
 from ._table import IndexKeys, Table
-from .errors import KeyDefinitionError, ModelDefinitionError
+from .errors import KeyDefinitionError, ModelDefinitionError, did_you_mean
 
 if TYPE_CHECKING:
     from pydantic import BaseModel, TypeAdapter
@@ -167,9 +167,10 @@ def shard_plan(owner: str, fields: Mapping[str, FieldInfo], name: str) -> ShardP
             f"{where}: {marker.label}: the number of shards must be an int from 1 to 100"
         )
     if marker.of == name or marker.of not in fields:
+        hint = did_you_mean(str(marker.of), (f for f in fields if f != name))
         raise ModelDefinitionError(
-            f"{where}: {marker.label}: of= must name another field of {owner} (the value "
-            "whose hash spreads the writes, e.g. the item's id)"
+            f"{where}: {marker.label}: of= must name another field of {owner}{hint} (the "
+            "value whose hash spreads the writes, e.g. the item's id)"
         )
     ktype = key_type_of(fields[marker.of].annotation, owner=owner, field=marker.of)
     form = key_format(ktype, None, sort_key=False, field=marker.of, where=where)
@@ -372,7 +373,8 @@ def when_values(model: type[BaseModel], where: str, when: Any) -> dict[str, tupl
     normalised: dict[str, tuple[Any, ...]] = {}
     for fname, allowed in when.items():
         if fname not in model.model_fields:
-            raise ModelDefinitionError(f"{where}: when= names unknown field {fname!r}")
+            hint = did_you_mean(fname, model.model_fields)
+            raise ModelDefinitionError(f"{where}: when= names unknown field {fname!r}{hint}")
         options = (
             tuple(allowed) if isinstance(allowed, (tuple, list, set, frozenset)) else (allowed,)
         )

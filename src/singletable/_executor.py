@@ -68,7 +68,10 @@ class CallInfo(FrozenRecord):
     seconds since the epoch (``time.time()``), so a hook can place the call on a timeline (the
     OpenTelemetry hook's span times). ``consumed_capacity`` is DynamoDB's ``ConsumedCapacity``
     as returned (``None`` when not asked for or not returned); ``retries`` is botocore's retry
-    count for the request.
+    count for the request. ``error`` is the error the caller gets (``AlreadyExists`` for a
+    ``create`` over a live item, not the service error behind it); ``request_id`` is
+    DynamoDB's ``x-amzn-RequestId`` (from the response or the error), ``items`` how many items
+    the request returned (reads) or wrote (writes), ``None`` when it failed.
     """
 
     # Immutable (assignment raises AttributeError) and equal by value.
@@ -76,9 +79,11 @@ class CallInfo(FrozenRecord):
         "consumed_capacity",
         "duration",
         "error",
+        "items",
         "operation",
         "params",
         "pattern",
+        "request_id",
         "retries",
         "start",
     )
@@ -91,6 +96,8 @@ class CallInfo(FrozenRecord):
         "retries",
         "error",
         "start",
+        "request_id",
+        "items",
     )
 
     pattern: str | None
@@ -101,6 +108,8 @@ class CallInfo(FrozenRecord):
     retries: int
     error: BaseException | None
     start: float
+    request_id: str | None
+    items: int | None
 
     def __init__(
         self,
@@ -112,6 +121,8 @@ class CallInfo(FrozenRecord):
         retries: int,
         error: BaseException | None,
         start: float = 0.0,
+        request_id: str | None = None,
+        items: int | None = None,
     ) -> None:
         object.__setattr__(self, "pattern", pattern)
         object.__setattr__(self, "operation", operation)
@@ -121,6 +132,8 @@ class CallInfo(FrozenRecord):
         object.__setattr__(self, "retries", retries)
         object.__setattr__(self, "error", error)
         object.__setattr__(self, "start", start)
+        object.__setattr__(self, "request_id", request_id)
+        object.__setattr__(self, "items", items)
 
     @property
     def table_names(self) -> list[str]:
@@ -233,16 +246,22 @@ class Executor:
         return method
 
     def call(
-        self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
+        self,
+        operation: str,
+        params: Mapping[str, Any],
+        *,
+        pattern: str | None = None,
+        fail: Failure | None = None,
     ) -> dict[str, Any]:
-        """Send one request; return botocore's parsed response."""
+        """Send one request; return botocore's parsed response. A failure is raised as the
+        mapped error, then as what ``fail`` makes of it (see :class:`~singletable._flows.Send`)."""
         method = self._methods.get(operation) or self.method(operation)
         log = logger.isEnabledFor(_DEBUG)
         if not (self.hooks or log):
             try:
                 return method(**params)  # type: ignore[no-any-return]
             except ClientError as exc:
-                raise map_client_error(exc, operation, params) from exc
+                raise classify(map_client_error(exc, operation, params), exc, fail)  # noqa: B904
             except BotoCoreError as exc:
                 raise map_botocore_error(exc, operation) from exc
         started = time.time()
@@ -254,8 +273,8 @@ class Executor:
             result: dict[str, Any] = response
             return result
         except ClientError as exc:
-            error = map_client_error(exc, operation, params)
-            raise error from exc
+            error = classify(map_client_error(exc, operation, params), exc, fail)
+            raise error  # noqa: B904  (classify sets the cause)
         except BotoCoreError as exc:
             error = map_botocore_error(exc, operation)
             raise error from exc
@@ -282,9 +301,14 @@ class AsyncExecutor:
         return self._client
 
     async def call(
-        self, operation: str, params: Mapping[str, Any], *, pattern: str | None = None
+        self,
+        operation: str,
+        params: Mapping[str, Any],
+        *,
+        pattern: str | None = None,
+        fail: Failure | None = None,
     ) -> dict[str, Any]:
-        """Send one request; return the parsed response."""
+        """Send one request; return the parsed response (failures as in :meth:`Executor.call`)."""
         method = self._methods.get(operation)
         if method is None:
             method = self._methods[operation] = client_method(self.client, operation)
@@ -299,8 +323,8 @@ class AsyncExecutor:
             result: dict[str, Any] = response
             return result
         except ClientError as exc:
-            error = map_client_error(exc, operation, params)
-            raise error from exc
+            error = classify(map_client_error(exc, operation, params), exc, fail)
+            raise error  # noqa: B904  (classify sets the cause)
         except BotoCoreError as exc:
             error = map_botocore_error(exc, operation)
             raise error from exc
@@ -320,6 +344,22 @@ def client_method(client: Any, operation: str) -> Callable[..., Any]:
     if transport is not None:
         return transport.method(operation)  # type: ignore[no-any-return]
     return getattr(client, _METHODS[operation])  # type: ignore[no-any-return]
+
+
+Failure = Callable[[ServiceError], SingleTableError]
+"""What a flow makes of a failed request (``Send.fail``)."""
+
+
+def classify(mapped: ServiceError, cause: ClientError, fail: Failure | None) -> SingleTableError:
+    """The error a failed request raises: ``mapped`` (caused by botocore's ``cause``), or
+    what ``fail`` makes of it, caused by ``mapped`` unless it names its own cause."""
+    mapped.__cause__ = cause
+    if fail is None:
+        return mapped
+    final = fail(mapped)
+    if final is not mapped and final.__cause__ is None:
+        final.__cause__ = mapped
+    return final
 
 
 def report(
@@ -342,15 +382,18 @@ def report(
     parameters or item contents (they may be personal data).
     """
     source = response if response is not None else _error_response(error)
+    metadata = source.get("ResponseMetadata", {})
     info = CallInfo(
         pattern=pattern,
         operation=operation,
         params=params,
         duration=time.perf_counter() - start,
         consumed_capacity=source.get("ConsumedCapacity"),
-        retries=source.get("ResponseMetadata", {}).get("RetryAttempts", 0),
+        retries=metadata.get("RetryAttempts", 0),
         error=error,
         start=started,
+        request_id=metadata.get("RequestId"),
+        items=None if response is None else item_count(operation, params, response),
     )
     if log:
         log_call(info)
@@ -364,18 +407,20 @@ def log_call(info: CallInfo) -> None:
     The fields are also attached to the record as attributes (``singletable_pattern``,
     ``singletable_operation``, ``singletable_tables``, ``singletable_index``,
     ``singletable_duration_ms``, ``singletable_consumed_capacity``, ``singletable_retries``,
-    ``singletable_error``) for structured log handlers.
+    ``singletable_items``, ``singletable_request_id``, ``singletable_error``: the code of the
+    error the caller gets, and ``singletable_aws_error``: DynamoDB's code behind it) for
+    structured log handlers.
     """
     error = info.error
     code = getattr(error, "code", None) if error is not None else None
-    aws_code = getattr(error, "aws_code", None) if error is not None else None
+    aws_code = aws_error_code(error)
     outcome = "ok" if error is None else f"{code}" + (f" ({aws_code})" if aws_code else "")
     tables = info.table_names
     index = info.index_name
     duration_ms = info.duration * 1000.0
     capacity = _capacity_text(info.consumed_capacity)
     logger.debug(
-        "%s %s table=%s index=%s duration=%.1fms capacity=%s retries=%d %s",
+        "%s %s table=%s index=%s duration=%.1fms capacity=%s retries=%d items=%s request_id=%s %s",
         info.pattern or "-",
         info.operation,
         ",".join(tables) or "-",
@@ -383,6 +428,8 @@ def log_call(info: CallInfo) -> None:
         duration_ms,
         capacity,
         info.retries,
+        "-" if info.items is None else info.items,
+        info.request_id or "-",
         outcome,
         extra={
             "singletable_pattern": info.pattern,
@@ -393,8 +440,41 @@ def log_call(info: CallInfo) -> None:
             "singletable_consumed_capacity": info.consumed_capacity,
             "singletable_retries": info.retries,
             "singletable_error": code,
+            "singletable_aws_error": aws_code,
+            "singletable_items": info.items,
+            "singletable_request_id": info.request_id,
         },
     )
+
+
+def aws_error_code(error: BaseException | None) -> str | None:
+    """DynamoDB's error code behind ``error`` (its own, or the service error it was made
+    from: ``ConditionalCheckFailedException`` behind an ``AlreadyExists``)."""
+    while error is not None:
+        code = getattr(error, "aws_code", None)
+        if code:
+            return str(code)
+        error = error.__cause__
+    return None
+
+
+def item_count(operation: str, params: Mapping[str, Any], response: Mapping[str, Any]) -> int:
+    """How many items a successful request returned (reads) or wrote (writes)."""
+    if operation in ("Query", "Scan"):
+        return int(response.get("Count", 0))
+    if operation == "GetItem":
+        return 1 if "Item" in response else 0
+    if operation == "BatchGetItem":
+        return sum(len(items) for items in response.get("Responses", {}).values())
+    if operation == "TransactGetItems":
+        return sum(1 for entry in response.get("Responses", ()) if "Item" in entry)
+    if operation == "BatchWriteItem":
+        sent = sum(len(requests) for requests in params.get("RequestItems", {}).values())
+        left = sum(len(r) for r in response.get("UnprocessedItems", {}).values())
+        return sent - left
+    if operation == "TransactWriteItems":
+        return len(params.get("TransactItems", ()))
+    return 1  # PutItem, UpdateItem, DeleteItem
 
 
 def capacity_units(consumed: Any) -> float | None:
@@ -433,8 +513,13 @@ def table_names(params: Mapping[str, Any]) -> list[str]:
 
 
 def _error_response(error: BaseException | None) -> dict[str, Any]:
-    response = getattr(error, "response", None)
-    return response if isinstance(response, dict) else {}
+    """DynamoDB's error response behind ``error`` (the service error it was made from)."""
+    while error is not None:
+        response = getattr(error, "response", None)
+        if isinstance(response, dict) and response:
+            return response
+        error = error.__cause__
+    return {}
 
 
 def map_botocore_error(exc: BotoCoreError, operation: str) -> SingleTableError:

@@ -15,21 +15,25 @@ byte-identical requests, retry the same way and raise the same errors. Flows com
 
 from __future__ import annotations
 
-from collections.abc import Coroutine, Generator, Mapping
+from collections.abc import Callable, Coroutine, Generator, Mapping
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from .errors import SingleTableError
+from .errors import ServiceError, SingleTableError
 
 T = TypeVar("T")
 
 
 class Send(NamedTuple):
     """Send one request: ``operation`` (``"GetItem"``) with ``params``, on behalf of
-    ``pattern`` (the pattern or verb name hooks and logs report)."""
+    ``pattern`` (the pattern or verb name hooks and logs report). ``fail``, when given, says
+    what a failed request means for this flow (a failed condition on a ``create`` is
+    :class:`~singletable.errors.AlreadyExists`): the executor applies it before reporting
+    the call, so hooks and logs see the error the caller gets, and the flow receives it."""
 
     operation: str
     params: Mapping[str, Any]
     pattern: str | None
+    fail: Callable[[ServiceError], SingleTableError] | None = None
 
 
 class Gather(NamedTuple):

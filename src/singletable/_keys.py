@@ -24,7 +24,7 @@ from typing import Any, Literal
 from ._key_formats import FieldKeyType, KeyKind, key_format, key_type_of
 from ._record import Record
 from ._wire import LONE_SURROGATE, is_text
-from .errors import KeyDefinitionError, KeyTemplateError
+from .errors import KeyDefinitionError, KeyTemplateError, did_you_mean
 
 #: Reserved code point (a Unicode noncharacter) used as the upper edge of a key prefix.
 SENTINEL = "\U0010ffff"
@@ -219,7 +219,10 @@ class KeyTemplate:
             raise KeyDefinitionError(f"{where}: {{{name}}} is not a field name")
         if name not in types:
             known = ", ".join(sorted(types)) or "none"
-            raise KeyDefinitionError(f"{where} names unknown field {name!r}; fields are: {known}")
+            hint = did_you_mean(name, types)
+            raise KeyDefinitionError(
+                f"{where} names unknown field {name!r}{hint}; fields are: {known}"
+            )
         if "__" in name:
             raise KeyDefinitionError(
                 f"{where}: field {name!r} contains '__', which is reserved for range lookups "

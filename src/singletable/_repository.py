@@ -82,7 +82,7 @@ class Repository(RepositoryBase):
             value = error = None
             try:
                 if step.__class__ is Send:
-                    value = call(step.operation, step.params, pattern=step.pattern)
+                    value = call(step.operation, step.params, pattern=step.pattern, fail=step.fail)
                 elif step.__class__ is Sleep:
                     self.retry.pause(step.seconds)
                 else:
@@ -99,7 +99,7 @@ class Repository(RepositoryBase):
         workers = max(1, min(step.concurrency, len(step.sends)))
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [
-                pool.submit(call, send.operation, send.params, pattern=send.pattern)
+                pool.submit(call, send.operation, send.params, pattern=send.pattern, fail=send.fail)
                 for send in step.sends
             ]
         results = []

@@ -18,6 +18,7 @@ from ._context import PlanContext
 from ._executor import Hook, RetryPolicy
 from ._paging import CursorCodec
 from ._patterns.base import DeclaredPattern, ExplainRow, Pattern
+from ._source import locate
 from ._table import Table, declared_table
 from ._verbs.planner import WritePlanner
 from ._verbs.transactions import current_transaction
@@ -113,12 +114,16 @@ class RepositoryBase:
                     patterns[name] = value
         reserved = set(dir(twin)) | {"table"}
         for name, pattern in patterns.items():
-            if name in reserved:
-                raise ModelDefinitionError(
-                    f"{cls.__qualname__}.{name}: the pattern name shadows "
-                    f"{twin.__name__}.{name}; rename it"
-                )
-            pattern.bind(cls, cls.__singletable_table__)
+            try:
+                if name in reserved:
+                    raise ModelDefinitionError(
+                        f"{cls.__qualname__}.{name}: the pattern name shadows "
+                        f"{twin.__name__}.{name}; rename it"
+                    )
+                pattern.bind(cls, cls.__singletable_table__)
+            except ModelDefinitionError as error:
+                locate(error, cls, name)  # the pattern's line (in the class declaring it)
+                raise
         cls.__patterns__ = patterns
 
     def __init__(self, **options: Unpack[RepositoryOptions]) -> None:

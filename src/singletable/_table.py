@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._record import FrozenRecord, Record
-from .errors import ModelDefinitionError
+from ._table_indexes import (
+    GSI,
+    LSI,
+    IndexKeys,
+    ProjectionSpec,
+    SecondaryIndex,
+    projection_dict,
+    resolve_index,
+)
+from ._table_settings import TableClass, TableSettings, Units, table_settings
+from .errors import InvalidRequestError, ModelDefinitionError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ProjectionSpec = Literal["ALL", "KEYS_ONLY"] | tuple[Literal["INCLUDE"], Sequence[str]]
+__all__ = ["GSI", "LSI", "IndexKeys", "ProjectionSpec", "SecondaryIndex", "Table"]
+
 BillingMode = Literal["PAY_PER_REQUEST", "PROVISIONED"]
 StreamViewType = Literal["NEW_AND_OLD_IMAGES", "NEW_IMAGE", "OLD_IMAGE", "KEYS_ONLY"]
 STREAM_VIEW_TYPES: tuple[StreamViewType, ...] = (
@@ -21,208 +31,6 @@ STREAM_VIEW_TYPES: tuple[StreamViewType, ...] = (
     "OLD_IMAGE",
     "KEYS_ONLY",
 )
-
-
-def _projection_dict(projection: ProjectionSpec) -> dict[str, Any]:
-    if projection == "ALL" or projection == "KEYS_ONLY":
-        return {"ProjectionType": projection}
-    if isinstance(projection, tuple) and len(projection) == 2 and projection[0] == "INCLUDE":
-        return {"ProjectionType": "INCLUDE", "NonKeyAttributes": list(projection[1])}
-    raise ModelDefinitionError(
-        f"projection {projection!r} is not valid: use 'ALL', 'KEYS_ONLY' or ('INCLUDE', [attrs])"
-    )
-
-
-class _IndexDeclaration(FrozenRecord):
-    """What GSI and LSI declarations share."""
-
-    __slots__ = ()
-    name: str
-    projection: ProjectionSpec
-    index_name: str | None
-
-    @property
-    def physical_name(self) -> str:
-        return self.index_name or self.name
-
-    @property
-    def projection_type(self) -> str:
-        return str(_projection_dict(self.projection)["ProjectionType"])
-
-
-#: DynamoDB's limit on the attributes of a multi-attribute key: four partition, four sort.
-NATIVE_KEY_ATTRIBUTES = 4
-
-
-class GSI(_IndexDeclaration):
-    """A global secondary index.
-
-    ``name`` is the handle used in ``Keys`` and patterns; ``index_name`` is the physical
-    name when it differs (e.g. ``"email-index"``).
-
-    ``pk`` and ``sk`` are either attribute names (``"GSI1PK"``: one derived attribute each,
-    rendered from the templates entities give in ``class Keys``) or tuples of 1-4 entity
-    attribute names (``pk=("tenant_id", "region"), sk=("created_at",)``): a **native-key
-    index**, keyed on the items' own typed attributes, which entities populate by having those
-    fields (nothing is derived, and an absent value leaves the item out of the index).
-    """
-
-    # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
-    __slots__ = ("index_name", "name", "pk", "projection", "sk")
-    _fields = ("name", "pk", "sk", "projection", "index_name")
-
-    name: str
-    pk: str | tuple[str, ...]
-    sk: str | tuple[str, ...] | None
-    projection: ProjectionSpec
-    index_name: str | None
-
-    def __init__(
-        self,
-        name: str,
-        pk: str | tuple[str, ...],
-        sk: str | tuple[str, ...] | None = None,
-        projection: ProjectionSpec = "ALL",
-        index_name: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "pk", pk)
-        object.__setattr__(self, "sk", sk)
-        object.__setattr__(self, "projection", projection)
-        object.__setattr__(self, "index_name", index_name)
-
-    @property
-    def is_local(self) -> bool:
-        return False
-
-    @property
-    def is_native(self) -> bool:
-        """Keyed on the items' own attributes (``pk``/``sk`` given as tuples)."""
-        return isinstance(self.pk, tuple)
-
-    def key_attributes(self, table: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """``(partition attributes, sort attributes)``, checked: one kind of key (derived
-        names or native tuples), 1-4 distinct names per native tuple."""
-        where = f"Table {table!r}: GSI {self.name!r}"
-        pk, sk = self.pk, self.sk
-        if not isinstance(pk, tuple):
-            if isinstance(sk, tuple):
-                raise ModelDefinitionError(
-                    f"{where}: pk is an attribute name but sk a tuple; an index is either "
-                    "derived (pk='GSI1PK', sk='GSI1SK') or native (pk=('a',), sk=('b',))"
-                )
-            if not isinstance(pk, str) or not pk or (sk is not None and not isinstance(sk, str)):
-                raise ModelDefinitionError(
-                    f"{where}: pk and sk must be attribute names (or tuples of them)"
-                )
-            return (pk,), (sk,) if sk else ()
-        if sk is not None and not isinstance(sk, tuple):
-            raise ModelDefinitionError(
-                f"{where}: pk is a tuple but sk an attribute name; a native index takes tuples "
-                f"for both: sk=({sk!r},)"
-            )
-        sk = sk or ()
-        for role, names in (("pk", pk), ("sk", sk)):
-            if (role == "pk" and not names) or len(names) > NATIVE_KEY_ATTRIBUTES:
-                raise ModelDefinitionError(
-                    f"{where}: {role} takes 1 to {NATIVE_KEY_ATTRIBUTES} attribute names, not "
-                    f"{len(names)}"
-                )
-            if not all(isinstance(n, str) and n for n in names):
-                raise ModelDefinitionError(f"{where}: {role} must hold attribute names (str)")
-        if len(set(pk + sk)) != len(pk + sk):
-            raise ModelDefinitionError(f"{where}: an attribute appears twice in pk and sk")
-        return pk, sk
-
-
-class LSI(_IndexDeclaration):
-    """A local secondary index: same partition key as the table, another sort key attribute."""
-
-    # A declaration: immutable (assignment raises AttributeError), equal by value, hashable.
-    __slots__ = ("index_name", "name", "projection", "sk")
-    _fields = ("name", "sk", "projection", "index_name")
-
-    name: str
-    sk: str
-    projection: ProjectionSpec
-    index_name: str | None
-
-    def __init__(
-        self,
-        name: str,
-        sk: str,
-        projection: ProjectionSpec = "ALL",
-        index_name: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "sk", sk)
-        object.__setattr__(self, "projection", projection)
-        object.__setattr__(self, "index_name", index_name)
-
-    @property
-    def is_local(self) -> bool:
-        return True
-
-
-SecondaryIndex = GSI | LSI
-
-
-class IndexKeys(Record):
-    """Resolved key attribute names of the table or one of its indexes.
-
-    ``pk``/``sk`` name the (first) partition and sort attribute; ``pk_attributes`` and
-    ``sk_attributes`` all of them, in key order (a derived key has one each; a native one
-    up to four each, and ``native`` is true).
-    """
-
-    # Built by Table; treated as immutable (not enforced). Equal by value, hashable.
-    __slots__ = (
-        "local",
-        "name",
-        "native",
-        "physical_name",
-        "pk",
-        "pk_attributes",
-        "projection_type",
-        "sk",
-        "sk_attributes",
-    )
-    _fields = (
-        "name",
-        "pk",
-        "sk",
-        "projection_type",
-        "physical_name",
-        "local",
-        "pk_attributes",
-        "sk_attributes",
-    )
-
-    def __init__(
-        self,
-        name: str | None,  # None = the base table
-        pk: str,
-        sk: str | None,
-        projection_type: str = "ALL",
-        physical_name: str | None = None,
-        local: bool = False,
-        pk_attributes: tuple[str, ...] | None = None,
-        sk_attributes: tuple[str, ...] | None = None,
-    ) -> None:
-        self.name = name
-        self.pk = pk
-        self.sk = sk
-        self.projection_type = projection_type
-        self.physical_name = physical_name
-        self.local = local
-        self.native = pk_attributes is not None
-        self.pk_attributes = (pk,) if pk_attributes is None else pk_attributes
-        self.sk_attributes = ((sk,) if sk else ()) if sk_attributes is None else sk_attributes
-
-    @property
-    def attributes(self) -> tuple[str, ...]:
-        """Every key attribute, partition first, in key order."""
-        return self.pk_attributes + self.sk_attributes
 
 
 class Table:
@@ -234,6 +42,14 @@ class Table:
     :mod:`singletable.streams`. ``datetime_format`` is how its entities store datetime
     fields (``"pynamodb"`` to adopt a PynamoDB table; see
     :class:`~singletable._wire.DatetimeFormat`).
+
+    Production settings (all optional; ``create_table_params()``, ``cloudformation()`` and
+    ``create()`` carry them): ``point_in_time_recovery=True`` with ``recovery_period_days``
+    (1-35, default 35), ``deletion_protection=True``, ``kms_key`` (a customer managed KMS key
+    id, ARN or alias; ``"alias/aws/dynamodb"`` for the AWS managed key), ``tags`` (a mapping),
+    ``max_throughput=(read, write)`` (the on-demand cap, request units per second),
+    ``warm_throughput=(read, write)`` (pre-warmed units per second) and ``table_class``
+    (``"STANDARD"`` or ``"STANDARD_INFREQUENT_ACCESS"``). See docs/production.md.
     """
 
     # Equality is identity: two tables are the same table only if they are one object.
@@ -249,6 +65,7 @@ class Table:
         "name",
         "pk",
         "provisioned",
+        "settings",
         "sk",
         "stream",
         "ttl_attribute",
@@ -269,6 +86,15 @@ class Table:
         key_values: Literal["refuse", "escape"] = "refuse",
         stream: StreamViewType | None = None,
         datetime_format: Any = None,
+        *,
+        point_in_time_recovery: bool = False,
+        recovery_period_days: int | None = None,
+        deletion_protection: bool = False,
+        kms_key: str | None = None,
+        tags: Mapping[str, str] | None = None,
+        max_throughput: Units | None = None,
+        warm_throughput: Units | None = None,
+        table_class: TableClass | None = None,
     ) -> None:
         self.name = name
         self.pk = pk
@@ -285,6 +111,41 @@ class Table:
         self._entities: dict[str, type] = {}
         self._index_keys: dict[str | None, IndexKeys] = {}
 
+        self._check_options()
+        self.settings: TableSettings = table_settings(
+            self.name,
+            billing_mode=self.billing_mode,
+            point_in_time_recovery=point_in_time_recovery,
+            recovery_period_days=recovery_period_days,
+            deletion_protection=deletion_protection,
+            kms_key=kms_key,
+            tags=tags,
+            max_throughput=max_throughput,
+            warm_throughput=warm_throughput,
+            table_class=table_class,
+        )
+        self.indexes = tuple(self.indexes)
+        self._index_keys[None] = IndexKeys(None, self.pk, self.sk, "ALL", None)
+        reserved = {self.pk, self.sk, self.type_attribute}
+        for index in self.indexes:
+            keys = resolve_index(self.name, index, self.sk, self.pk)
+            if index.name in self._index_keys:
+                raise ModelDefinitionError(f"Table {self.name!r}: index {index.name!r} twice")
+            self._index_keys[index.name] = keys
+        if self.type_attribute in {self.pk, self.sk}:
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: type_attribute {self.type_attribute!r} is a key attribute"
+            )
+        if self.ttl_attribute is not None and self.ttl_attribute in reserved:
+            raise ModelDefinitionError(
+                f"Table {self.name!r}: ttl_attribute {self.ttl_attribute!r} is a key attribute "
+                "or the type tag"
+            )
+        self._check_native_attributes()
+        self._native_types: dict[str, tuple[str, str]] = {}
+
+    def _check_options(self) -> None:
+        """The scalar options, checked (one message each)."""
         if not self.name:
             raise ModelDefinitionError("Table needs a non-empty name")
         if len(self.delimiter) != 1 or self.delimiter in "{}%":
@@ -306,63 +167,6 @@ class Table:
             raise ModelDefinitionError(
                 f"Table {self.name!r}: billing_mode='PROVISIONED' needs provisioned=(read, write)"
             )
-        self.indexes = tuple(self.indexes)
-        self._index_keys[None] = IndexKeys(None, self.pk, self.sk, "ALL", None)
-        reserved = {self.pk, self.sk, self.type_attribute}
-        for index in self.indexes:
-            if not isinstance(index, (GSI, LSI)):
-                raise ModelDefinitionError(
-                    f"Table {self.name!r}: indexes must be GSI(...) or LSI(...), got {index!r}"
-                )
-            if not index.name.isidentifier():
-                raise ModelDefinitionError(
-                    f"Table {self.name!r}: index handle {index.name!r} must be a Python identifier "
-                    f"(it is an attribute of 'class Keys'); pass the physical name as "
-                    f"index_name={index.name!r} and a handle like name='ByEmail'"
-                )
-            if index.name in self._index_keys:
-                raise ModelDefinitionError(f"Table {self.name!r}: index {index.name!r} twice")
-            _projection_dict(index.projection)
-            if isinstance(index, LSI):
-                if self.sk is None:
-                    raise ModelDefinitionError(
-                        f"Table {self.name!r}: LSI {index.name!r} needs a table with a sort key"
-                    )
-                keys = IndexKeys(
-                    index.name, self.pk, index.sk, index.projection_type, index.physical_name, True
-                )
-            elif index.is_native:
-                pk_attrs, sk_attrs = index.key_attributes(self.name)
-                keys = IndexKeys(
-                    index.name,
-                    pk_attrs[0],
-                    sk_attrs[0] if sk_attrs else None,
-                    index.projection_type,
-                    index.physical_name,
-                    pk_attributes=pk_attrs,
-                    sk_attributes=sk_attrs,
-                )
-            else:
-                index.key_attributes(self.name)
-                keys = IndexKeys(
-                    index.name,
-                    index.pk,  # type: ignore[arg-type]  # checked: a name
-                    index.sk,  # type: ignore[arg-type]
-                    index.projection_type,
-                    index.physical_name,
-                )
-            self._index_keys[index.name] = keys
-        if self.type_attribute in {self.pk, self.sk}:
-            raise ModelDefinitionError(
-                f"Table {self.name!r}: type_attribute {self.type_attribute!r} is a key attribute"
-            )
-        if self.ttl_attribute is not None and self.ttl_attribute in reserved:
-            raise ModelDefinitionError(
-                f"Table {self.name!r}: ttl_attribute {self.ttl_attribute!r} is a key attribute "
-                "or the type tag"
-            )
-        self._check_native_attributes()
-        self._native_types: dict[str, tuple[str, str]] = {}
 
     def _check_native_attributes(self) -> None:
         """A native index's attributes are entity fields (or the table's own key attributes,
@@ -382,6 +186,8 @@ class Table:
 
     def __repr__(self) -> str:
         fmt = "" if self.datetime_format is None else f", datetime_format={self.datetime_format!r}"
+        if not self.settings.is_default:
+            fmt += f", settings={self.settings!r}"
         return (
             f"{type(self).__qualname__}(name={self.name!r}, pk={self.pk!r}, sk={self.sk!r}, "
             f"indexes={self.indexes!r}, ttl_attribute={self.ttl_attribute!r}, "
@@ -506,10 +312,10 @@ class Table:
             entry: dict[str, Any] = {"IndexName": index.physical_name}
             entry["KeySchema"] = self._key_schema(self._index_keys[index.name])
             if isinstance(index, LSI):
-                entry["Projection"] = _projection_dict(index.projection)
+                entry["Projection"] = projection_dict(index.projection)
                 lsis.append(entry)
             else:
-                entry["Projection"] = _projection_dict(index.projection)
+                entry["Projection"] = projection_dict(index.projection)
                 if throughput:
                     entry["ProvisionedThroughput"] = dict(throughput)
                 gsis.append(entry)
@@ -522,10 +328,28 @@ class Table:
             params["ProvisionedThroughput"] = throughput
         if self.stream is not None:
             params["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": self.stream}
+        params.update(self.settings.create_params())
         return params
 
-    def cloudformation(self, table_name: str | None = None) -> dict[str, Any]:
-        """An ``AWS::DynamoDB::Table`` resource for this table."""
+    def follow_up_requests(self, table_name: str | None = None) -> list[tuple[str, dict[str, Any]]]:
+        """The requests ``create()`` sends once the table is ACTIVE, for what CreateTable
+        cannot set: ``(operation, parameters)`` pairs, ``UpdateTimeToLive`` when
+        ``ttl_attribute`` is set and ``UpdateContinuousBackups`` for point-in-time recovery."""
+        name = table_name or self.name
+        requests: list[tuple[str, dict[str, Any]]] = []
+        if self.ttl_attribute:
+            ttl = {"Enabled": True, "AttributeName": self.ttl_attribute}
+            requests.append(
+                ("UpdateTimeToLive", {"TableName": name, "TimeToLiveSpecification": ttl})
+            )
+        return requests + self.settings.follow_up_requests(name)
+
+    def cloudformation(
+        self, table_name: str | None = None, *, template: bool = False, logical_id: str = "Table"
+    ) -> dict[str, Any]:
+        """An ``AWS::DynamoDB::Table`` resource for this table; with ``template=True`` a
+        complete template: the resource under ``logical_id`` and outputs for the table's name,
+        ARN and (with ``stream=``) stream ARN."""
         props = self.create_table_params(table_name)
         if self.stream is not None:  # CloudFormation's StreamSpecification has no StreamEnabled
             props["StreamSpecification"] = {"StreamViewType": self.stream}
@@ -534,7 +358,28 @@ class Table:
                 "AttributeName": self.ttl_attribute,
                 "Enabled": True,
             }
-        return {"Type": "AWS::DynamoDB::Table", "Properties": props}
+        props.update(self.settings.cloudformation_properties())
+        resource = {"Type": "AWS::DynamoDB::Table", "Properties": props}
+        if not template:
+            return resource
+        outputs: dict[str, Any] = {
+            "TableName": {"Description": "the table's name", "Value": {"Ref": logical_id}},
+            "TableArn": {
+                "Description": "the table's ARN",
+                "Value": {"Fn::GetAtt": [logical_id, "Arn"]},
+            },
+        }
+        if self.stream is not None:
+            outputs["StreamArn"] = {
+                "Description": "the table's stream ARN",
+                "Value": {"Fn::GetAtt": [logical_id, "StreamArn"]},
+            }
+        return {
+            "AWSTemplateFormatVersion": "2010-09-09",
+            "Description": f"DynamoDB table {props['TableName']} (generated by singletable)",
+            "Resources": {logical_id: resource},
+            "Outputs": outputs,
+        }
 
     def create(
         self,
@@ -543,53 +388,58 @@ class Table:
         table_name: str | None = None,
         wait: bool = True,
         timeout: float = 300.0,
-        poll_interval: float = 0.05,
-        sleep: Callable[[float], None] = time.sleep,
+        delay: float = 1.0,
     ) -> None:
-        """Create the table (with its stream, when ``stream=`` is set), wait until it and its
-        indexes are ACTIVE, then enable TTL.
+        """Create the table (with its stream and production settings), wait until it is
+        ACTIVE (boto3's ``table_exists`` waiter, polling every ``delay`` seconds for at most
+        ``timeout``), then send :meth:`follow_up_requests`: TTL and point-in-time recovery.
 
-        DynamoDB refuses ``UpdateTimeToLive`` while a table is CREATING, so TTL is enabled only
-        after the wait (and only when ``wait`` is true, otherwise it cannot be done yet).
+        DynamoDB refuses ``UpdateTimeToLive`` and ``UpdateContinuousBackups`` while a table is
+        CREATING, so a table that needs them cannot be created with ``wait=False``
+        (:class:`~singletable.errors.InvalidRequestError`, before anything is sent).
         """
         name = table_name or self.name
+        follow_ups = self.follow_up_requests(name)
+        if follow_ups and not wait:
+            raise InvalidRequestError(
+                f"Table {self.name!r}: {', '.join(op for op, _ in follow_ups)} can only be sent "
+                "once the table is ACTIVE; create it with wait=True"
+            )
         client.create_table(**self.create_table_params(name))
         if not wait:
             return
-        wait_until_active(client, name, timeout=timeout, poll_interval=poll_interval, sleep=sleep)
-        if self.ttl_attribute:
-            client.update_time_to_live(
-                TableName=name,
-                TimeToLiveSpecification={"Enabled": True, "AttributeName": self.ttl_attribute},
-            )
+        wait_until_active(client, name, timeout=timeout, delay=delay)
+        for operation, params in follow_ups:
+            method = getattr(client, _METHODS[operation])
+            method(**params)
+
+
+_METHODS = {
+    "UpdateTimeToLive": "update_time_to_live",
+    "UpdateContinuousBackups": "update_continuous_backups",
+}
 
 
 def wait_until_active(
-    client: DynamoDBClient,
-    table_name: str,
-    *,
-    timeout: float = 300.0,
-    poll_interval: float = 0.05,
-    sleep: Callable[[float], None] = time.sleep,
+    client: DynamoDBClient, table_name: str, *, timeout: float = 300.0, delay: float = 1.0
 ) -> None:
-    """Poll ``DescribeTable`` until the table and all its GSIs are ACTIVE.
+    """Wait with boto3's ``table_exists`` waiter until DescribeTable reports the table
+    ACTIVE (its indexes created with it are ACTIVE then too), polling every ``delay``
+    seconds (the waiter's own default is 20) for at most about ``timeout`` seconds;
+    :class:`TimeoutError` after that. A table that does not exist yet counts as not ACTIVE."""
+    from botocore.exceptions import WaiterError
 
-    boto3's ``table_exists`` waiter sleeps 20 s between polls; this backs off from
-    ``poll_interval`` to at most 2 s.
-    """
-    deadline = time.monotonic() + timeout
-    delay = poll_interval
-    while True:
-        desc = client.describe_table(TableName=table_name)["Table"]
-        statuses: Iterable[str] = [desc.get("TableStatus", "")] + [
-            g.get("IndexStatus", "ACTIVE") for g in desc.get("GlobalSecondaryIndexes", [])
-        ]
-        if all(s == "ACTIVE" for s in statuses):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"table {table_name!r} not ACTIVE after {timeout:.0f} s")
-        sleep(delay)
-        delay = min(delay * 2, 2.0)
+    if not delay > 0:
+        raise ValueError(f"delay must be a positive number of seconds, not {delay!r}")
+    # botocore sleeps Delay seconds between polls; a fraction is fine at run time (the stubs
+    # type it int)
+    config: Any = {"Delay": delay, "MaxAttempts": max(1, math.ceil(timeout / delay)) + 1}
+    try:
+        client.get_waiter("table_exists").wait(TableName=table_name, WaiterConfig=config)
+    except WaiterError as exc:
+        if not str(exc.kwargs.get("reason", "")).startswith("Max attempts exceeded"):
+            raise  # DescribeTable itself failed (access denied, no region...)
+        raise TimeoutError(f"table {table_name!r} not ACTIVE after {timeout:.0f} s") from exc
 
 
 def declared_table(owner: type, table: object) -> Table:

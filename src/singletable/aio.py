@@ -118,7 +118,9 @@ class AsyncRepository(RepositoryBase):
             value = error = None
             try:
                 if step.__class__ is Send:
-                    value = await call(step.operation, step.params, pattern=step.pattern)
+                    value = await call(
+                        step.operation, step.params, pattern=step.pattern, fail=step.fail
+                    )
                 elif step.__class__ is Sleep:
                     await self._sleep(step.seconds)
                 else:
@@ -143,7 +145,7 @@ class AsyncRepository(RepositoryBase):
 
         async def one(send: Send) -> dict[str, Any]:
             async with limit:
-                return await call(send.operation, send.params, pattern=send.pattern)
+                return await call(send.operation, send.params, pattern=send.pattern, fail=send.fail)
 
         outcomes = await asyncio.gather(*(one(s) for s in step.sends), return_exceptions=True)
         for outcome in outcomes:

@@ -8,7 +8,7 @@ which may be personal data. This module imports nothing from the package.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 DOCS_URL = "https://singletable.readthedocs.io/"
@@ -18,10 +18,21 @@ ERRORS_URL = f"{DOCS_URL}errors/"
 """The page of docs/errors.md: every error's message ends with ``ERRORS_URL#<code>``."""
 
 
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """``" (did you mean 'order_id'?)"`` when one of ``candidates`` is close to ``name``,
+    else ``""``: for messages about a misspelt name."""
+    import difflib  # the error path only: not an import-time cost
+
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class SingleTableError(Exception):
     """Base class of every singletable error."""
 
     code: str = "singletable-error"
+    location: str | None = None
+    """``"path:line"`` of the declaration at fault, for definition errors (else None)."""
 
     def __init__(self, message: str, *, key: Any = None) -> None:
         super().__init__(message)

@@ -12,10 +12,10 @@ attributes of OpenTelemetry's semantic conventions for DynamoDB: ``db.system.nam
 ``aws.dynamodb.index_name`` (when the request reads an index),
 ``aws.dynamodb.consumed_capacity`` (the JSON of each ``ConsumedCapacity`` entry, when the
 repository asked for it), the ``rpc.*`` attributes of the AWS SDK conventions, and
-``singletable.pattern`` (the access pattern or verb that sent it). A failed request sets the
-span's status to ERROR, ``error.type`` and records the exception (its type and error code, not
-its message: messages may name key values, and spans, like log records, never hold key values or
-item contents).
+``singletable.pattern`` (the access pattern or verb that sent it) and ``aws.request_id``. A
+failed request sets the span's status to ERROR, ``error.type`` (DynamoDB's error code) and
+records the exception the caller gets (its type and error code, not its message: messages may
+name key values, and spans, like log records, never hold key values or item contents).
 
 The hook runs after the request, so the span gets explicit start and end times from the
 :class:`~singletable._executor.CallInfo`; its parent is the span current where the request was
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from ._executor import CallInfo
+from ._executor import CallInfo, aws_error_code
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -112,20 +112,20 @@ def span_attributes(info: CallInfo) -> dict[str, AttributeValue]:
         attributes["singletable.pattern"] = info.pattern
     if info.retries:
         attributes["singletable.retries"] = info.retries
+    if info.request_id is not None:
+        attributes["aws.request_id"] = info.request_id
     error = info.error
     if error is not None:
         attributes["error.type"] = _error_type(error)
-        request_id = getattr(error, "request_id", None)
-        if isinstance(request_id, str):
-            attributes["aws.request_id"] = request_id
     return attributes
 
 
 def _error_type(error: BaseException) -> str:
-    """A low-cardinality name for a failure: DynamoDB's error code when it answered, else
-    singletable's code."""
-    aws_code = getattr(error, "aws_code", None)
-    if isinstance(aws_code, str) and aws_code:
+    """A low-cardinality name for a failure: DynamoDB's error code when it answered (also
+    behind an error singletable made of it, such as ``AlreadyExists``), else singletable's
+    code."""
+    aws_code = aws_error_code(error)
+    if aws_code:
         return aws_code
     code = getattr(error, "code", None)
     return code if isinstance(code, str) else type(error).__qualname__

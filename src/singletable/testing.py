@@ -17,8 +17,9 @@ mock cannot serve (the async twin's aiobotocore client) and for other processes:
             ...
 
 This module is also a **pytest plugin**, registered through the ``pytest11`` entry point, so
-any test suite in an environment where singletable is installed gets two fixtures without a
-conftest.py::
+any test suite in an environment where singletable is installed gets its fixtures without a
+conftest.py (``repository_factory`` and ``endpoint_repository_factory`` too: see
+:class:`RepositoryFactory`)::
 
     def test_place_order(dynamodb_client):          # in-process moto, fresh for each test
         shop.create(dynamodb_client)
@@ -37,18 +38,21 @@ moto is an optional dependency: ``pip install "singletable[demo]"`` or
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit
 
 if TYPE_CHECKING:
     import boto3
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from ._repository import Repository
     from ._table import Table
 
-__all__ = ["local_endpoint", "local_table", "reset_endpoint"]
+    R = TypeVar("R", bound=Repository)
+
+__all__ = ["RepositoryFactory", "local_endpoint", "local_table", "reset_endpoint", "seed_table"]
 
 _session: boto3.session.Session | None = None
 
@@ -176,6 +180,84 @@ def _endpoint_table(
         client.close()
 
 
+class RepositoryFactory:
+    """Repositories on fresh tables, optionally seeded: ``factory(Shop, [customer, order])``.
+
+    ``client`` is the boto3 client of the backend the tables are created on (in-process moto
+    for the ``repository_factory`` fixture, the moto server at ``endpoint`` for
+    ``endpoint_repository_factory``; any client, e.g. a DynamoDB Local one, when built by
+    hand). A table is created the first time a repository asks for it (``Table.create``: its
+    indexes, TTL and settings) and shared by the repositories a test makes on it.
+    """
+
+    def __init__(self, client: DynamoDBClient, *, endpoint: str | None = None) -> None:
+        self.client = client
+        self.endpoint = endpoint
+        self.created: list[str] = []
+
+    def __call__(
+        self,
+        repository: type[R],
+        seed: Iterable[Any] = (),
+        *,
+        table_name: str | None = None,
+        **options: Any,
+    ) -> R:
+        """``repository`` on its table (created if needed) after writing ``seed``, a list of
+        entities of that table; ``options`` go to the repository (``clock=``, ``hooks=``...).
+        An async repository is refused: create its tables with :meth:`tables`, then connect
+        it to :attr:`endpoint`."""
+        if getattr(repository, "__singletable_async__", False):
+            raise TypeError(
+                f"{repository.__qualname__} is an async repository: call "
+                f"factory.tables({repository.__qualname__}, seed) and connect it to "
+                "factory.endpoint (the endpoint_repository_factory fixture)"
+            )
+        name = self.tables(repository, seed, table_name=table_name)
+        return repository(client=self.client, table_name=name, **options)
+
+    def tables(
+        self, repository: Any, seed: Iterable[Any] = (), *, table_name: str | None = None
+    ) -> str:
+        """Create ``repository``'s table (a repository class of either twin, or a ``Table``)
+        unless this factory made it already, write ``seed`` to it, and return its name."""
+        from ._table import Table
+
+        table = repository if isinstance(repository, Table) else repository.__singletable_table__
+        name = table_name or table.name
+        if name not in self.created:
+            table.create(self.client, table_name=name, delay=0.05)
+            self.created.append(name)
+        seed_table(self.client, table, name, seed)
+        return name
+
+
+def seed_table(
+    client: DynamoDBClient, table: Table, table_name: str, entities: Iterable[Any]
+) -> None:
+    """Write ``entities`` as the library does: ``create`` for entities with ``Unique()`` or
+    ``Version()`` fields (their guard items and versions are written too), one
+    ``batch_put`` for the rest."""
+    from ._entity import spec_of
+    from ._repository import Repository
+    from .errors import InvalidRequestError
+
+    seeder: Any = type("Seed", (Repository,), {}, table=table)(client=client, table_name=table_name)
+    plain = []
+    for entity in entities:
+        spec = spec_of(type(entity))
+        if spec.table is not table:
+            raise InvalidRequestError(
+                f"seed entity {spec.name} belongs to table {spec.table.name!r}, not {table.name!r}"
+            )
+        if spec.unique_fields or spec.version_field:
+            seeder.create(entity)
+        else:
+            plain.append(entity)
+    if plain:
+        seeder.batch_put(plain)
+
+
 def reset_endpoint(url: str) -> None:
     """Forget every table (all of moto's state) on the moto server at ``url``."""
     parts = urlsplit(url)
@@ -222,6 +304,33 @@ else:
             if str(exc) != MOTO_MISSING:
                 raise
             pytest.skip(MOTO_MISSING)
+
+    @pytest.fixture
+    def repository_factory(dynamodb_client: DynamoDBClient) -> RepositoryFactory:
+        """``repository_factory(Shop, [entities...])``: ``Shop`` on its table, created in an
+        in-process moto that starts empty for each test, after writing the entities (see
+        :class:`RepositoryFactory`). ``repository_factory.client`` is the boto3 client."""
+        return RepositoryFactory(dynamodb_client)
+
+    @pytest.fixture
+    def endpoint_repository_factory(dynamodb_endpoint: str) -> Iterator[RepositoryFactory]:
+        """The same on the session's moto server (``dynamodb_endpoint``, reset for each test):
+        for async repositories (``factory.tables(AsyncShop, seed)``, then
+        ``AsyncShop.connect(endpoint_url=factory.endpoint, region_name="us-east-1")``) and
+        other processes."""
+        import boto3
+
+        client: DynamoDBClient = boto3.session.Session().client(
+            "dynamodb",
+            region_name="us-east-1",
+            endpoint_url=dynamodb_endpoint,
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_KEY,
+        )
+        try:
+            yield RepositoryFactory(client, endpoint=dynamodb_endpoint)
+        finally:
+            client.close()
 
     @pytest.fixture
     def dynamodb_endpoint(singletable_moto_server: str) -> str:

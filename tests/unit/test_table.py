@@ -1,12 +1,18 @@
 """Table declarations (pure): CreateTable parameters, CloudFormation, and refused declarations.
-``Table.create`` is exercised against a tiny in-memory stub client (no boto3)."""
+``Table.create`` is exercised against botocore's Stubber: a real boto3 client whose answers
+(CREATING, then ACTIVE) come from a queue, so the waiter's polling is seen request by request."""
 
 import json
+from typing import Any
 
+import boto3
 import pytest
+from botocore.exceptions import WaiterError
+from botocore.stub import Stubber
 
 from singletable import GSI, LSI, Table
-from singletable.errors import ModelDefinitionError
+from singletable._table import wait_until_active
+from singletable.errors import InvalidRequestError, ModelDefinitionError
 
 # The ECommerceApp table from seed 004 (lines 25-60), verbatim.
 SEED_ECOMMERCE_JSON = """
@@ -281,61 +287,105 @@ def test_index_handle_error_suggests_index_name():
     assert "index_name=" in str(info.value)
 
 
-# -- Table.create with a stub client -----------------------------------------------------------
+# -- Table.create against botocore's Stubber (a real client answering from a queue) ---------
 
 
-class StubClient:
-    """Records calls; DescribeTable reports CREATING a few times, then ACTIVE."""
-
-    def __init__(self, creating_polls: int = 2) -> None:
-        self.calls: list[tuple[str, dict]] = []
-        self.creating_polls = creating_polls
-
-    def create_table(self, **kwargs):
-        self.calls.append(("create_table", kwargs))
-        return {}
-
-    def describe_table(self, **kwargs):
-        self.calls.append(("describe_table", kwargs))
-        if self.creating_polls > 0:
-            self.creating_polls -= 1
-            return {"Table": {"TableStatus": "CREATING"}}
-        return {
-            "Table": {
-                "TableStatus": "ACTIVE",
-                "GlobalSecondaryIndexes": [{"IndexStatus": "ACTIVE"}],
-            }
-        }
-
-    def update_time_to_live(self, **kwargs):
-        # Real DynamoDB refuses this while the table is CREATING.
-        assert self.creating_polls == 0
-        self.calls.append(("update_time_to_live", kwargs))
-        return {}
+def stubbed_client() -> tuple[Any, Stubber]:
+    client = boto3.client(
+        "dynamodb",
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    return client, Stubber(client)
 
 
-def test_create_waits_for_active_then_enables_ttl():
-    table = Table("Shop", indexes=[GSI("GSI1", pk="A", sk="B")], ttl_attribute="expires_at")
-    client = StubClient(creating_polls=2)
-    sleeps: list[float] = []
-    table.create(client, table_name="Shop-test", sleep=sleeps.append)
-    ops = [name for name, _ in client.calls]
-    assert ops == [
-        "create_table",
-        "describe_table",
-        "describe_table",
-        "describe_table",
+def _status(status: str) -> dict[str, Any]:
+    return {"Table": {"TableName": "Shop-test", "TableStatus": status}}
+
+
+def test_create_waits_with_the_table_exists_waiter_then_enables_ttl_and_backups():
+    table = Table(
+        "Shop",
+        indexes=[GSI("GSI1", pk="A", sk="B")],
+        ttl_attribute="expires_at",
+        point_in_time_recovery=True,
+        recovery_period_days=7,
+    )
+    client, stub = stubbed_client()
+    stub.add_response("create_table", {}, table.create_table_params("Shop-test"))
+    for status in ("CREATING", "CREATING", "ACTIVE"):  # what dynalite and DynamoDB report
+        stub.add_response("describe_table", _status(status), {"TableName": "Shop-test"})
+    ttl = {"Enabled": True, "AttributeName": "expires_at"}
+    stub.add_response(
         "update_time_to_live",
+        {},
+        {"TableName": "Shop-test", "TimeToLiveSpecification": ttl},
+    )
+    stub.add_response(
+        "update_continuous_backups",
+        {"ContinuousBackupsDescription": {"ContinuousBackupsStatus": "ENABLED"}},
+        {
+            "TableName": "Shop-test",
+            "PointInTimeRecoverySpecification": {
+                "PointInTimeRecoveryEnabled": True,
+                "RecoveryPeriodInDays": 7,
+            },
+        },
+    )
+    with stub:
+        table.create(client, table_name="Shop-test", delay=0.001)
+    stub.assert_no_pending_responses()
+
+
+def test_create_of_a_table_that_is_active_at_once_polls_once():
+    client, stub = stubbed_client()
+    stub.add_response("create_table", {}, Table("Shop").create_table_params())
+    stub.add_response("describe_table", _status("ACTIVE"), {"TableName": "Shop"})
+    with stub:
+        Table("Shop").create(client)  # no follow-up request: nothing else is sent
+    stub.assert_no_pending_responses()
+
+
+def test_a_table_that_never_becomes_active_times_out():
+    client, stub = stubbed_client()
+    stub.add_response("create_table", {}, Table("Shop").create_table_params())
+    for _ in range(3):
+        stub.add_response("describe_table", _status("CREATING"), {"TableName": "Shop"})
+    with stub, pytest.raises(TimeoutError, match="'Shop' not ACTIVE"):
+        Table("Shop").create(client, delay=0.001, timeout=0.002)
+
+
+def test_a_failing_describe_table_is_not_a_timeout():
+    client, stub = stubbed_client()
+    stub.add_client_error("describe_table", "AccessDeniedException", "no")
+    with stub, pytest.raises(WaiterError):
+        wait_until_active(client, "Shop", delay=0.001)
+
+
+def test_follow_ups_cannot_be_skipped_by_not_waiting():
+    client, stub = stubbed_client()
+    with stub, pytest.raises(InvalidRequestError, match="UpdateTimeToLive"):
+        Table("Shop", ttl_attribute="expires_at").create(client, wait=False)
+    stub.assert_no_pending_responses()  # nothing was sent
+
+
+def test_follow_up_requests_are_what_create_table_cannot_carry():
+    table = Table("Shop", ttl_attribute="ttl", point_in_time_recovery=True)
+    assert table.follow_up_requests("Shop-prod") == [
+        (
+            "UpdateTimeToLive",
+            {
+                "TableName": "Shop-prod",
+                "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "ttl"},
+            },
+        ),
+        (
+            "UpdateContinuousBackups",
+            {
+                "TableName": "Shop-prod",
+                "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+            },
+        ),
     ]
-    assert client.calls[0][1] == table.create_table_params("Shop-test")
-    assert client.calls[-1][1] == {
-        "TableName": "Shop-test",
-        "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "expires_at"},
-    }
-    assert len(sleeps) == 2
-
-
-def test_create_without_ttl_sends_no_ttl_update():
-    client = StubClient(creating_polls=0)
-    Table("Shop").create(client, sleep=lambda s: None)
-    assert [name for name, _ in client.calls] == ["create_table", "describe_table"]
+    assert Table("Shop").follow_up_requests() == []

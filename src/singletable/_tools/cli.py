@@ -56,7 +56,8 @@ def _import_failure(module_name: str, exc: BaseException) -> CLIError:
             "(searched the current directory and sys.path)"
         )
     if isinstance(exc, SingleTableError):
-        return CLIError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}")
+        at = f" at {_relative(exc.location)}" if exc.location else ""
+        return CLIError(f"importing {module_name!r} failed{at}: {type(exc).__name__}: {exc}")
     if isinstance(exc, SyntaxError):
         return CLIError(
             f"importing {module_name!r} failed: syntax error in {exc.filename}:{exc.lineno}: "
@@ -70,6 +71,16 @@ def _import_failure(module_name: str, exc: BaseException) -> CLIError:
             location = f" ({filename}:{tb.tb_lineno})"
         tb = tb.tb_next
     return CLIError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}{location}")
+
+
+def _relative(location: str) -> str:
+    """``path:line`` with the path relative to the current directory when it is below it."""
+    path, _, line = location.rpartition(":")
+    try:
+        shown = os.path.relpath(path)
+    except ValueError:  # another drive (Windows)
+        return location
+    return f"{shown}:{line}" if not shown.startswith("..") else location
 
 
 def load_target(spec: str) -> Any:
@@ -142,34 +153,65 @@ def _write(text: str) -> None:
     sys.stdout.flush()
 
 
+def table_format(chosen: str) -> str:
+    """``auto``: ``text`` on a terminal, ``markdown`` in a pipe or a file."""
+    from ._text import is_terminal
+
+    if chosen != "auto":
+        return chosen
+    return "text" if is_terminal(sys.stdout) else "markdown"
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
-    from .lint import explain_json, explain_markdown
+    from ._text import output_width
+    from .lint import explain_json, explain_markdown, explain_text
 
     repository = load_repository(args.target)
-    _write(explain_json(repository) if args.format == "json" else explain_markdown(repository))
+    chosen = table_format(args.format)
+    if chosen == "json":
+        _write(explain_json(repository))
+    elif chosen == "text":
+        _write(explain_text(repository, output_width(sys.stdout)))
+    else:
+        _write(explain_markdown(repository))
     return 0
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
-    from .lint import check, exit_status, format_json, format_text
+    from ._text import output_width
+    from .lint import check, exit_status, format_json, format_markdown, format_text
 
     repository = load_repository(args.target)
     findings = check(repository)
     if args.format == "json":
         _write(format_json(repository, findings))
+    elif args.format == "markdown":
+        _write(format_markdown(repository, findings))
     else:
-        _write(format_text(repository, findings, verbose=args.verbose))
+        width = output_width(sys.stdout)
+        _write(format_text(repository, findings, verbose=args.verbose, width=width))
     return exit_status(findings)
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
-    table = load_table(args.target)
-    if args.format == "cloudformation":
-        document = table.cloudformation(args.table_name)
+    from ._schema import NEEDS_REPOSITORY, schema_document
+
+    if args.format in NEEDS_REPOSITORY:
+        try:
+            target = load_repository(args.target)
+        except CLIError as exc:
+            raise CLIError(
+                f"--format {args.format} needs the repository (its patterns and entities), "
+                f"MODULE:Repo: {exc}"
+            ) from None
     else:
-        document = table.create_table_params(args.table_name)
+        target = load_table(args.target)
+    try:
+        document = schema_document(args, target)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     _write(json.dumps(document, indent=2) + "\n")
     return 0
 
@@ -256,6 +298,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             repository_name=args.repository,
             region=args.region,
             layout=args.layout,
+            table_format=table_format(args.format),
         )
     except DemoError as exc:
         raise CLIError(str(exc), exc.status) from None
@@ -327,80 +370,19 @@ def format_report(report: Any, entity: str, *, dry_run: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- parser ------------------------------------------------------------------------------------
-
-_DESCRIPTION = """\
-Model checks and tools for singletable repositories.
-
-  singletable explain myapp.models:Shop          the access-pattern table (Markdown)
-  singletable lint myapp.models:Shop             key design checks (exit 1 on errors)
-  singletable schema myapp.models:shop           CreateTable JSON / CloudFormation
-  singletable layout myapp.models:Shop --items items.json [--html layout.html]
-  singletable demo [--layout shop.html]          the demo shop on an embedded DynamoDB
-  singletable backfill myapp.models:Shop Order   rewrite Order items whose keys are stale
-
-Targets are MODULE:NAME; the current directory is on the import path."""
-
-_LINT_EPILOG = """\
-Findings have a code, a severity (error, warning, info) and a subject. Only unacknowledged
-errors make the exit status 1. Acknowledge a deliberate finding on the repository:
-
-    class Shop(Repository, table=shop):
-        lint_acknowledge = {"hot-partition:Order.GSI2": "sparse queue index, deliberate"}
-
-"code:subject" also covers subjects below it ("hot-partition:Order" covers Order.GSI2);
-a bare "code" covers every finding of that code. Acknowledged findings are counted in one
-line; --verbose lists each with its reason. Codes: scan, key-collision,
-unsortable-sort-key, projection-mismatch, hot-partition, prefix-overlap, unused-index,
-too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag,
-former-types."""
-
-_BACKFILL_EPILOG = """\
-Example, after adding GSI2 to Order and deploying the table change:
-
-  singletable backfill myapp.models:Shop Order --segments 4 --checkpoint order.json
-
-Scans the table (a parallel Scan over --segments, filtered on the entity's type tags, current
-and former), and rewrites each item whose derived attributes are stale (index keys, sparse
-membership, Shard fields, the TTL number, the type tag, the stored datetime format) with an
-UpdateItem conditioned on the item being unchanged since it was read. Items that changed
-meanwhile are read again once, then reported. --dry-run sends no write and reports what would
-change. With --checkpoint a killed run started again with the same options resumes where it
-stopped (the file is removed when the job finishes). Items whose primary key would change
-are reported; --move moves each in one transaction. The report goes to stdout, a progress
-line to stderr. Exit status 1 when an item could not be fixed.
-
-The table is the repository's (or --table NAME) at AWS_ENDPOINT_URL_DYNAMODB, --endpoint URL
-or AWS, with the default credentials and region (--region)."""
-
-_LAYOUT_EPILOG = """\
---items FILE.json takes either format; the JSON decides:
-  wire-format items  a JSON list like [{"PK": {"S": "CUSTOMER#42"}, "SK": {"S": "PROFILE"},
-                     "_type": {"S": "CUSTOMER"}}], or an object with an "Items" list (the
-                     output of `aws dynamodb scan`): shown as they are.
-  seed data          any other JSON object, such as the examples' data.json
-                     ({"customers": [...], ...}): loaded through the repository. The table is
-                     created in an embedded DynamoDB (moto: pip install "singletable[demo]"),
-                     seed(repo) writes it and the items are scanned back. seed is looked up in
-                     MODULE, then in the repository's module (--seed MODULE:FUNCTION to name
-                     another); it must read its module-level DATA path, which points at
-                     FILE.json while it runs.
---endpoint/--table read a live table with a paginated Scan: an inspection tool, never an access
-pattern.
-
-The HTML page has a tab per view: the table, then every secondary index (GSI and LSI, the
-inverted index too) with the items regrouped by its keys, only the items that carry them
-(sparse indexes) and only the attributes it projects (KEYS_ONLY, INCLUDE). Rows are one line;
-click a row to wrap its cells. Non-key attributes are columns per entity type."""
+# -- parser (the help texts are in _help) -----------------------------------------------------
 
 
 def build_parser() -> argparse.ArgumentParser:
     from .. import __version__
+    from ..errors import DOCS_URL
+    from . import _help as text
+    from ._text import ParagraphHelpFormatter
 
     parser = _Parser(
         prog=PROG,
-        description=_DESCRIPTION,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=text.DESCRIPTION,
+        formatter_class=ParagraphHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -412,18 +394,28 @@ def build_parser() -> argparse.ArgumentParser:
         "Query), index, key condition, entity types and order.",
     )
     explain.add_argument("target", metavar="MODULE:Repo", help="the repository class")
-    explain.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    explain.add_argument(
+        "--format",
+        choices=("auto", "text", "markdown", "json"),
+        default="auto",
+        help=text.EXPLAIN_FORMAT,
+    )
     explain.set_defaults(handler=cmd_explain)
 
     lint = commands.add_parser(
         "lint",
         help="check the key design (hot partitions, collisions, overlaps, ...)",
         description="Check a repository, its table and its entities for key design problems.",
-        epilog=_LINT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=text.LINT_EPILOG.replace("{url}", f"{DOCS_URL}lint/"),
+        formatter_class=ParagraphHelpFormatter,
     )
     lint.add_argument("target", metavar="MODULE:Repo", help="the repository class")
-    lint.add_argument("--format", choices=("text", "json"), default="text")
+    lint.add_argument(
+        "--format",
+        choices=("text", "markdown", "json"),
+        default="text",
+        help=text.LINT_FORMAT,
+    )
     lint.add_argument(
         "-v",
         "--verbose",
@@ -433,17 +425,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.set_defaults(handler=cmd_lint)
 
-    schema = commands.add_parser(
-        "schema",
-        help="print CreateTable JSON or a CloudFormation resource",
-        description="Print the table's CreateTable parameters (json) or an "
-        "AWS::DynamoDB::Table resource (cloudformation). The target may also be a "
-        "Repository or Entity class (its table is used).",
-    )
-    schema.add_argument("target", metavar="MODULE:table", help="the Table object")
-    schema.add_argument("--format", choices=("json", "cloudformation"), default="json")
-    schema.add_argument("--table-name", metavar="NAME", help="physical table name to use")
-    schema.set_defaults(handler=cmd_schema)
+    from ._schema import add_schema_parser
+
+    add_schema_parser(commands).set_defaults(handler=cmd_schema)
 
     layout = commands.add_parser(
         "layout",
@@ -452,8 +436,8 @@ def build_parser() -> argparse.ArgumentParser:
         "tag, attributes), each secondary index's items grouped by its keys, and, for each "
         "access pattern, the rows it returns per partition. Prints an aligned table, or writes "
         "one self-contained HTML file with --html.",
-        epilog=_LAYOUT_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=text.LAYOUT_EPILOG,
+        formatter_class=ParagraphHelpFormatter,
     )
     layout.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     source = layout.add_mutually_exclusive_group()
@@ -504,7 +488,20 @@ def build_parser() -> argparse.ArgumentParser:
         "--repository", metavar="NAME", default="Shop", help="repository class name (Shop)"
     )
     demo.add_argument("--region", metavar="REGION", help="AWS region (default us-east-1)")
+    demo.add_argument(
+        "--format",
+        choices=("auto", "text", "markdown"),
+        default="auto",
+        help=text.DEMO_FORMAT,
+    )
     demo.set_defaults(handler=cmd_demo)
+
+    _add_backfill(commands, ParagraphHelpFormatter)
+    return parser
+
+
+def _add_backfill(commands: Any, formatter: Any) -> None:
+    from . import _help as text
 
     backfill = commands.add_parser(
         "backfill",
@@ -512,8 +509,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Rewrite the stored items of one entity whose index keys, sparse "
         "membership, Shard fields, TTL number, type tag or datetime format are not what the "
         "model writes now (repo.backfill).",
-        epilog=_BACKFILL_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=text.BACKFILL_EPILOG,
+        formatter_class=formatter,
     )
     backfill.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     backfill.add_argument("entity", metavar="Entity", help="entity class name (or type tag)")
@@ -533,7 +530,6 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--table", metavar="NAME", help="physical table name (the Table's)")
     backfill.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     backfill.set_defaults(handler=cmd_backfill, parser=backfill)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -316,6 +316,28 @@ def _call_text(name: str, keywords: Mapping[str, Any]) -> str:
     return f"{name}({args})"
 
 
+def _fit_line(line: str, stream: IO[str]) -> str:
+    """``line`` cut to the terminal's width on a terminal (the result's end goes first)."""
+    from ._text import is_terminal, output_width
+
+    columns = output_width(stream) if is_terminal(stream) else None
+    return line if columns is None or len(line) <= columns else line[: columns - 1] + "…"
+
+
+def _print_model(progress: Progress, repository: Any, table_format: str, width: int | None) -> None:
+    """The explain table (text or Markdown) and the lint report, wrapped to ``width``."""
+    from .lint import check, explain_markdown, explain_text, format_text
+
+    progress.print("\n## Access patterns (explain)\n")
+    if table_format == "text":
+        table = explain_text(repository, width)
+    else:
+        table = explain_markdown(repository)
+    progress.print(table.rstrip("\n"))
+    progress.print("\n## Lint\n")
+    progress.print(format_text(repository, check(repository), width=width).rstrip("\n"))
+
+
 def run(
     *,
     endpoint: str | None = None,
@@ -324,11 +346,13 @@ def run(
     region: str | None = None,
     layout: str | Path | None = None,
     out: IO[str] | None = None,
+    table_format: str = "markdown",
 ) -> int:
     """Run the demo; returns the exit status (1 if a pattern sent other requests than its
     explain row promises). ``layout``: also write the layout view of the table's items (HTML)
-    to that file."""
-    from .lint import check, explain_markdown, format_text
+    to that file. ``table_format``: the explain table as ``"markdown"`` or ``"text"`` (aligned
+    and, like the lint report, wrapped to the terminal's width)."""
+    from ._text import output_width
 
     stream = out or sys.stdout
     progress = Progress(stream)
@@ -360,10 +384,7 @@ def run(
             seeded = log.total - before
         progress.print(f"       {seeded} write requests")
 
-        progress.print("\n## Access patterns (explain)\n")
-        progress.print(explain_markdown(repository).rstrip("\n"))
-        progress.print("\n## Lint\n")
-        progress.print(format_text(repository, check(repository)).rstrip("\n"))
+        _print_model(progress, repository, table_format, output_width(stream))
 
         progress.print("\n## Every pattern, run (operation sent, requests, capacity, result)\n")
         rows = {row.pattern: row for row in repository.explain()}
@@ -395,10 +416,11 @@ def run(
             capacity = f"{units:g} RCU" if units is not None else "capacity n/a"
             operation = operations_text(sent) or "nothing sent"
             count = f"{len(sent)} request" + ("" if len(sent) == 1 else "s")
-            progress.print(
+            line = (
                 f"[{'ok' if ok else '!!'}] {name:<{width}}  {operation:<{op_width}}  "
                 f"{count:<10}  {capacity:<7}  {_call_text(name, keywords)} -> {text}"
             )
+            progress.print(_fit_line(line, stream))
         missing = [n for n in rows if n not in {c for c, _ in calls}]
         if missing:
             progress.print(f"\nnot exercised by EXAMPLE_CALLS: {', '.join(missing)}")

@@ -84,12 +84,15 @@ PALETTE = (
 
 @dataclass
 class PatternCall:
-    """One call of a pattern on one partition found in the items."""
+    """One call of a pattern on one partition found in the items: the rows it returns, in
+    the order it returns them, the rows it reads and drops, and the requests it sends (the
+    ``params()`` of each: one, or one per shard for a scatter)."""
 
     label: str
     returned: list[int]
     dropped: list[int]
     note: str = ""
+    requests: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -175,7 +178,9 @@ def _evaluate_get(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patter
         found = [
             r.number for r in rows if all(r.item.get(attr) == value for attr, value in key.items())
         ]
-        view.calls.append(PatternCall(_call_label(pattern.name, values), found, []))
+        view.calls.append(
+            PatternCall(_call_label(pattern.name, values), found, [], requests=[request])
+        )
     return view
 
 
@@ -259,7 +264,9 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
         note = ""
         if getattr(pattern, "one_only", False) and len(returned) > 1:
             note = "more than one match: MultipleResultsError"
-        view.calls.append(PatternCall(_call_label(pattern.name, values), returned, dropped, note))
+        requests = [dict(compiled.params) for compiled in plans]
+        label = _call_label(pattern.name, values)
+        view.calls.append(PatternCall(label, returned, dropped, note, requests))
     if not calls:
         view.note = (
             view.note + "; " if view.note else ""

@@ -1,11 +1,15 @@
 """The layout page's inline stylesheet and script (no network assets).
 
-The page fills the window: a header line, then the views pane (a tab per view; the table of the
-selected view scrolls in both directions under a sticky header row, with its key columns sticky
-on the left) beside the access-pattern list. Rows are one line high: every cell is clipped with
-an ellipsis and carries its full text as a tooltip; clicking a row wraps its cells (clicking it
-again clips them). Clicking a pattern call selects the view of the index it reads and
-highlights the rows it returns and the rows it reads and drops.
+The page fills the window: a header line (the type chips, which filter the rows to the types
+pressed, and buttons that fold and unfold every partition), then the views pane (a tab per
+view; the table of the selected view scrolls in both directions under a sticky header row,
+with its key columns sticky on the left) beside the access-pattern list. Rows are one line
+high: every cell is clipped with an ellipsis and carries its full text as a tooltip; clicking a
+row wraps its cells (clicking it again clips them); the arrow in a partition key folds the
+partition to its first row. A row of attribute names shows where a run of one type begins (the
+script recomputes them as filters and folds change). Clicking a pattern call selects the view of
+the index it reads, highlights the rows it returns (numbered in the order it returns them) and
+the rows it reads and drops, and shows the request it sends.
 """
 
 CSS = """
@@ -20,8 +24,12 @@ header { display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 16px;
 header h1 { margin: 0; font-size: 17px; }
 .op { font-weight: 400; color: #57606a; font-size: 12px; }
 #legend { display: flex; flex-wrap: wrap; gap: 4px; margin: 0; padding: 0; list-style: none; }
-#legend li { padding: 0 8px; border-radius: 10px; border: 1px solid var(--line);
-             font-size: 12px; }
+button.chip { font: inherit; font-size: 12px; padding: 0 8px; border-radius: 10px;
+              border: 1px solid var(--line); cursor: pointer; color: #1f2328; }
+button.chip[aria-pressed="true"] { border-color: #1f2328; box-shadow: inset 0 0 0 1px #1f2328;
+                                   font-weight: 600; }
+#facets { margin: 0; font-size: 12px; color: #57606a; }
+#facets button { font-size: 12px; }
 main { flex: 1; min-height: 0; display: grid; gap: 12px; padding: 8px 16px 8px;
        grid-template-columns: minmax(0, 1fr) clamp(260px, 22vw, 380px); }
 #views-pane { display: flex; flex-direction: column; min-width: 0; min-height: 0; }
@@ -49,6 +57,14 @@ table.grid { border-collapse: separate; border-spacing: 0; font-size: 13px; }
 .grid .last-key { box-shadow: inset -1px 0 0 var(--line); }
 .grid tbody.partition > tr:first-child > * { border-top: 2px solid #8c959f; }
 .grid th.pkc { background: #fff; font-weight: 600; }
+.grid th.pkc .v { display: inline-block; vertical-align: top; }
+button.fold { border: 0; background: none; padding: 0 4px 0 0; cursor: pointer; font: inherit;
+              color: #57606a; vertical-align: top; }
+tbody.folded th.pkc::after { content: attr(data-more); color: #57606a; font-weight: 400;
+                             font-size: 11px; margin-left: 4px; vertical-align: top; }
+td.num[data-pos]::before { content: attr(data-pos); background: var(--hit); color: #fff;
+                           border-radius: 8px; padding: 0 5px; margin-right: 4px;
+                           font-size: 11px; font-weight: 600; }
 .v { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 24ch; }
 .code .v { font: var(--mono); line-height: 18px; }
 .k1 .v { max-width: 32ch; } .k2 .v { max-width: 44ch; } .k3 .v { max-width: 16ch; }
@@ -56,6 +72,8 @@ td.num { color: #57606a; text-align: right; min-width: 3ch; }
 tr.type-head > * { font-size: 11px; line-height: 13px; padding-top: 1px; padding-bottom: 1px;
                    color: #57606a; background: var(--head); font-weight: 600; }
 tr.type-head td.k { background: var(--head); }
+tr.type-head > th.pkc { font-size: 13px; line-height: 18px; padding: 3px 8px; color: #1f2328;
+                        background: #fff; }
 tr.item { cursor: pointer; }
 tr.item > td { background: var(--type-colour, #fff); }
 tr.item.open .v { white-space: normal; overflow-wrap: anywhere; }
@@ -86,6 +104,13 @@ button.call[aria-pressed="true"] { background: var(--hit); color: #fff; border-c
 .count { color: var(--hit); }
 .drop { color: var(--drop); }
 #status { min-height: 18px; font-size: 12px; color: #57606a; margin: 0 0 4px; }
+#request-panel { margin: 0 0 8px; }
+#request-panel h3 { font-size: 13px; margin: 0; }
+#order { font-size: 12px; margin: 2px 0; }
+#request { font: var(--mono); font-size: 11px; line-height: 15px; white-space: pre-wrap;
+           overflow-wrap: anywhere; background: var(--head); border: 1px solid var(--line);
+           border-radius: 6px; padding: 4px 6px; margin: 2px 0 0; max-height: 36vh;
+           overflow: auto; }
 #clear { font-size: 12px; }
 """
 
@@ -96,7 +121,10 @@ JS = """
   var tabs = document.querySelectorAll("button.tab");
   var rows = document.querySelectorAll("tr.item");
   var buttons = document.querySelectorAll("button.call");
+  var chips = document.querySelectorAll("button.chip");
   var status = document.getElementById("status");
+  var panel = document.getElementById("request-panel");
+  var types = new Set();  // the entity types the chips keep (none: every type)
   var current = null;
   function ids(text) { return text ? text.split(" ") : []; }
   function stick(view) {
@@ -109,6 +137,50 @@ JS = """
       left += th.getBoundingClientRect().width;
     });
   }
+  function refresh() {
+    // which rows show: the chips' types, folded partitions (their first row only), a row of
+    // attribute names where a run of one type begins; the partition key in the first row
+    views.forEach(function (view) {
+      var previous = null;
+      view.querySelectorAll("tbody.partition").forEach(function (tbody) {
+        var folded = tbody.classList.contains("folded");
+        var all = Array.from(tbody.rows);
+        var kept = all.filter(function (tr) {
+          return tr.classList.contains("item") && (!types.size || types.has(tr.dataset.type));
+        });
+        var head = null, first = null, count = 0;
+        all.forEach(function (tr) {
+          if (tr.classList.contains("type-head")) { head = tr; tr.hidden = true; return; }
+          tr.hidden = kept.indexOf(tr) < 0 || (folded && count > 0);
+          if (tr.hidden) { return; }
+          count += 1;
+          if (tr.dataset.type !== previous && head && !folded) {
+            head.hidden = false;
+            first = first || head;
+          }
+          first = first || tr;
+          previous = tr.dataset.type;
+        });
+        tbody.hidden = !first;
+        var key = tbody.querySelector("th.pkc");
+        if (first && key) {
+          if (key.parentNode !== first) { first.insertBefore(key, first.children[1]); }
+          key.rowSpan = all.length - all.indexOf(first);
+          key.setAttribute("data-more", folded && kept.length > 1 ?
+            "+" + (kept.length - 1) + " more" : "");
+          var fold = key.querySelector("button.fold");
+          fold.textContent = folded ? "\u25b8" : "\u25be";
+          fold.setAttribute("aria-expanded", String(!folded));
+        }
+      });
+    });
+    var shown = current ? current.querySelectorAll("tr.item:not([hidden])").length : 0;
+    var total = current ? current.querySelectorAll("tr.item").length : 0;
+    document.getElementById("filter").textContent = (types.size ?
+      "showing " + Array.from(types).join(", ") : "all types") +
+      " \u00b7 " + shown + " of " + total + " rows shown";
+    stick(current);
+  }
   function select(name) {
     views.forEach(function (view) {
       var on = view.getAttribute("data-view") === name;
@@ -118,14 +190,19 @@ JS = """
     tabs.forEach(function (tab) {
       tab.setAttribute("aria-selected", String(tab.getAttribute("data-view") === name));
     });
-    stick(current);
+    refresh();
   }
   function clear() {
     rows.forEach(function (row) { row.classList.remove("returned", "dropped", "dim"); });
+    document.querySelectorAll("td.num[data-pos]").forEach(function (cell) {
+      cell.removeAttribute("data-pos");
+    });
     buttons.forEach(function (b) { b.setAttribute("aria-pressed", "false"); });
+    panel.hidden = true;
     status.textContent = "Click a pattern call to highlight the rows it reads.";
   }
   function show(button) {
+    clear();
     var section = button.closest("section.pattern");
     select(section.getAttribute("data-view"));
     var returned = ids(button.getAttribute("data-returns"));
@@ -136,12 +213,30 @@ JS = """
       row.classList.toggle("returned", hit);
       row.classList.toggle("dropped", drop);
       row.classList.toggle("dim", !hit && !drop);
+      if (hit && row.closest("section.view") === current) {
+        row.querySelector("td.num").setAttribute("data-pos", returned.indexOf(n) + 1);
+      }
+      if ((hit || drop) && row.closest("section.view") === current) {
+        row.closest("tbody").classList.remove("folded");
+      }
     });
     buttons.forEach(function (b) { b.setAttribute("aria-pressed", String(b === button)); });
     status.textContent = button.textContent + ": returns " + returned.length + " row(s)" +
       (dropped.length ? ", reads and drops " + dropped.length : "");
+    document.getElementById("order").textContent = "Returns " +
+      (returned.length ? "rows " + returned.join(", ") : "no row") + ", " +
+      section.getAttribute("data-order") + ".";
+    document.getElementById("request").textContent = button.getAttribute("data-request");
+    panel.hidden = false;
+    refresh();
     var first = current.querySelector('tr.item[data-row="' + (returned[0] || dropped[0]) + '"]');
     if (first && first.scrollIntoView) { first.scrollIntoView({block: "nearest"}); }
+  }
+  function foldAll(folded) {
+    current.querySelectorAll("tbody.partition").forEach(function (tbody) {
+      tbody.classList.toggle("folded", folded);
+    });
+    refresh();
   }
   tabs.forEach(function (tab) {
     tab.addEventListener("click", function () { select(tab.getAttribute("data-view")); });
@@ -149,6 +244,21 @@ JS = """
   buttons.forEach(function (button) {
     button.addEventListener("click", function () {
       if (button.getAttribute("aria-pressed") === "true") { clear(); } else { show(button); }
+    });
+  });
+  chips.forEach(function (chip) {
+    chip.addEventListener("click", function () {
+      var type = chip.getAttribute("data-type");
+      if (types.has(type)) { types.delete(type); } else { types.add(type); }
+      chip.setAttribute("aria-pressed", String(types.has(type)));
+      refresh();
+    });
+  });
+  document.querySelectorAll("button.fold").forEach(function (fold) {
+    fold.addEventListener("click", function (event) {
+      event.stopPropagation();  // not the row's click (wrap its cells)
+      fold.closest("tbody").classList.toggle("folded");
+      refresh();
     });
   });
   rows.forEach(function (row) {
@@ -159,6 +269,10 @@ JS = """
   });
   window.addEventListener("resize", function () { stick(current); });
   document.getElementById("clear").addEventListener("click", clear);
+  document.getElementById("fold-all").addEventListener("click", function () { foldAll(true); });
+  document.getElementById("unfold-all").addEventListener("click", function () {
+    foldAll(false);
+  });
   clear();
   select(tabs.length ? tabs[0].getAttribute("data-view") : "table");
 })();

@@ -1,12 +1,15 @@
 """The layout view as one self-contained HTML page (inline CSS and JS from ``layout_assets``,
 no network assets): a tab per view (the table, then each secondary index), one-line rows
-coloured by entity type and grouped by partition, non-key attributes as a column set per entity
-type (a row of attribute names wherever the type changes); clicking a pattern call selects its
-index's view and highlights the rows it returns and the rows it reads and drops."""
+coloured by entity type and grouped by partition (each partition folds), non-key attributes as
+a column set per entity type (a row of attribute names where a run of one type begins), type
+chips that filter the rows to some entity types (a facet view); clicking a pattern call
+selects its index's view, highlights the rows it returns (numbered in the order it returns
+them) and the rows it reads and drops, and shows the request it sends."""
 
 from __future__ import annotations
 
 import html
+import json
 from typing import TYPE_CHECKING, Any
 
 from .layout_assets import CSS, JS
@@ -63,25 +66,30 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
         f'data-rows="{len(view.rows)}" '
         f'aria-label="{_esc(view.ident)}">',
         f'<p class="view-info" title="{_esc(view.describe())}">{_esc(view.describe())} · '
-        "click a row to wrap its cells</p>",
+        "click a row to wrap its cells, a partition key to fold its partition</p>",
         '<div class="grid-wrap"><table class="grid">',
         f"<thead><tr>{''.join(head)}</tr></thead>",
     ]
+    previous: object = object()  # the type of the row above: a header row starts each run
     for partition, rows in view.partitions:
         lines: list[str] = []
-        previous: object = object()
+        shown: list[bool] = []  # which of the lines show without the script's filters
         for row in rows:
             columns = view.columns_of(row)
-            if slots and row.type_name != previous:
+            if slots and (row.type_name != previous or not lines):
+                # every partition starts with one (for the type filter to reveal); shown
+                # only where a run of one type begins
+                repeat = " hidden" if row.type_name == previous else ""
                 cells = ['<td class="k k0"></td>']
                 cells += [f'<td class="{key_class(i)}"></td>' for i in range(2, len(sticky))]
                 cells += [f"<th>{_esc(name)}</th>" for name in columns]
                 cells += ["<td></td>"] * (slots - len(columns))
                 lines.append(
-                    f'<tr class="type-head" data-type="{_esc(row.type_name or "")}">'
+                    f'<tr class="type-head" data-type="{_esc(row.type_name or "")}"{repeat}>'
                     + "".join(cells)
                     + "</tr>"
                 )
+                shown.append(not repeat)
             previous = row.type_name
             colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
             cells = [f'<td class="k k0 num">{row.number}</td>']
@@ -102,29 +110,47 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
                 f'data-type="{_esc(row.type_name or "")}" '
                 f'style="--type-colour:{colour}">' + "".join(cells) + "</tr>"
             )
-        span = len(lines)
-        first = lines[0]
-        cut = first.index("</td>") + len("</td>")  # after the # cell
-        pk_cell = _cell(partition, "k k1 pkc code" + (" last-key" if last == 1 else ""), tag="th")
-        pk_cell = pk_cell.replace("<th ", f'<th rowspan="{span}" scope="rowgroup" ', 1)
-        lines[0] = first[:cut] + pk_cell + first[cut:]
+            shown.append(True)
+        key_row = shown.index(True)
         out.append(
-            f'<tbody class="partition" data-partition="{_esc(partition)}">'
-            + "".join(lines)
+            f'<tbody class="partition" data-partition="{_esc(partition)}" '
+            f'data-items="{len(rows)}">'
+            + _with_partition_key(lines, key_row, partition, last)
             + "</tbody>"
         )
     out.append("</table></div></section>")
     return out
 
 
+def _with_partition_key(lines: list[str], first: int, partition: str, last: int) -> str:
+    """The partition's rows, its key cell (spanning them, with the fold button) in row
+    ``first``, the first that shows (the script moves it when a filter hides that row)."""
+    cut = lines[first].index("</td>") + len("</td>")  # after the # cell
+    pk_cell = _cell(partition, "k k1 pkc code" + (" last-key" if last == 1 else ""), tag="th")
+    fold = (
+        '<button type="button" class="fold" aria-expanded="true" '
+        'title="fold or unfold this partition">▾</button>'
+    )
+    pk_cell = pk_cell.replace("<th ", f'<th rowspan="{len(lines) - first}" scope="rowgroup" ', 1)
+    pk_cell = pk_cell.replace('"><div class="v"', f'">{fold}<div class="v"', 1)
+    lines[first] = lines[first][:cut] + pk_cell + lines[first][cut:]
+    return "".join(lines)
+
+
 def _patterns_html(layout: Layout) -> list[str]:
     out = ['<aside id="patterns"><h2>Access patterns</h2>']
     out.append('<p id="status"></p><p><button type="button" id="clear">Clear</button></p>')
+    out.append(
+        '<section id="request-panel" hidden><h3>Request <span class="op">'
+        "(pattern.params(...), what the call sends)</span></h3>"
+        '<p id="order"></p><pre id="request"></pre></section>'
+    )
     for view in layout.patterns:
         explained = view.row
         where = explained.index or "table"
         out.append(
-            f'<section class="pattern" data-pattern="{_esc(view.name)}" data-view="{_esc(where)}">'
+            f'<section class="pattern" data-pattern="{_esc(view.name)}" data-view="{_esc(where)}" '
+            f'data-order="{_esc(_order_text(explained))}">'
         )
         out.append(
             f"<h3>{_esc(view.name)} <span class='op'>{_esc(explained.operation)} on "
@@ -144,7 +170,8 @@ def _patterns_html(layout: Layout) -> list[str]:
             out.append(
                 f'<li><div class="call-line"><button type="button" class="call" '
                 'aria-pressed="false" '
-                f'title="{_esc(call.label)}" data-returns="{returns}" data-drops="{drops}">'
+                f'title="{_esc(call.label)}" data-returns="{returns}" data-drops="{drops}" '
+                f'data-request="{_esc(_requests_json(call.requests))}">'
                 f"{_esc(call.label)}</button> "
                 f'<span class="count">{_plural(len(call.returned), "row")}</span>'
                 + (extra if call.dropped else "")
@@ -157,6 +184,21 @@ def _patterns_html(layout: Layout) -> list[str]:
         out.append("</ul></section>")
     out.append("</aside>")
     return out
+
+
+def _order_text(explained: Any) -> str:
+    """How a pattern orders what it returns, in words."""
+    if explained.operation.startswith("GetItem"):
+        return "one item"
+    direction = "descending" if explained.order == "desc" else "ascending"
+    how = "merged from every shard in" if " x" in explained.operation else "in"
+    return f"{how} {direction} sort-key order"
+
+
+def _requests_json(requests: list[dict[str, Any]]) -> str:
+    """The requests as the page shows them: one object, or a list for a scatter."""
+    document: Any = requests[0] if len(requests) == 1 else requests
+    return json.dumps(document, indent=2, default=str)
 
 
 def render_html(layout: Layout) -> str:
@@ -181,10 +223,18 @@ def render_html(layout: Layout) -> str:
     ]
     for type_name, colour in layout.colours.items():
         out.append(
-            f'<li class="type" data-type="{_esc(type_name)}" style="background:{colour}">'
-            f"{_esc(type_name)} <span class='op'>{counts.get(type_name, 0)}</span></li>"
+            f'<li class="type" data-type="{_esc(type_name)}">'
+            f'<button type="button" class="chip" data-type="{_esc(type_name)}" '
+            f'aria-pressed="false" style="background:{colour}" '
+            f'title="show only {_esc(type_name)} items (click more types to add them)">'
+            f"{_esc(type_name)} <span class='op'>{counts.get(type_name, 0)}</span></button></li>"
         )
-    out.append("</ul></header><main><div id='views-pane'>")
+    out.append(
+        '</ul><p id="facets"><span id="filter"></span> '
+        '<button type="button" id="fold-all">fold partitions</button> '
+        '<button type="button" id="unfold-all">unfold</button></p>'
+    )
+    out.append("</header><main><div id='views-pane'>")
     out.append('<nav id="tabs" role="tablist" aria-label="views">')
     for view in layout.views:
         label = "Table" if view.name is None else view.name

@@ -120,26 +120,37 @@ def commit(
     ops: Sequence[WriteOp],
     table: Table,
     context: PlanContext,
+    pattern: str | None = None,
     *,
     token: str | None = None,
-    pattern: str | None = None,
+    single: bool = False,
 ) -> Flow[None]:
     """Send ``ops`` as one transaction; retry transaction conflicts with jittered backoff
-    (the same token, so DynamoDB applies it at most once); map a cancellation."""
+    (the same token, so DynamoDB applies it at most once); map a cancellation to
+    :class:`TransactionCanceled` or, for one write with its guard items (``single``), to the
+    error that write raises on its own (``first_failure``)."""
     params = transaction_request(ops, table, context, token)
+
+    def fail(exc: ServiceError) -> SingleTableError:
+        if exc.aws_code != "TransactionCanceledException":
+            return exc
+        canceled = canceled_error(ops, exc, context.at())
+        canceled.__cause__ = exc
+        error = first_failure(canceled) if single else canceled
+        if error is not canceled:
+            error.__cause__ = canceled
+        return error
+
     retry = context.retry
     attempt = 0
     while True:
         try:
-            yield Send("TransactWriteItems", params, pattern)
+            yield Send("TransactWriteItems", params, pattern, fail)
             return
-        except ServiceError as exc:
-            if exc.aws_code != "TransactionCanceledException":
+        except TransactionCanceled as canceled:
+            attempt += 1
+            if not canceled.retryable or attempt >= retry.max_attempts:
                 raise
-            canceled = canceled_error(ops, exc, context.at())
-        attempt += 1
-        if not canceled.retryable or attempt >= retry.max_attempts:
-            raise canceled
         yield Sleep(retry.backoff(attempt))
 
 

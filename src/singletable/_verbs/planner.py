@@ -23,9 +23,9 @@ from ..errors import (
     InvalidRequestError,
     NotFound,
     ServiceError,
-    TransactionCanceled,
+    SingleTableError,
 )
-from .commit import commit, first_failure
+from .commit import commit
 from .guards import guard_delete, guard_put
 from .ops import (
     WriteOp,
@@ -328,22 +328,20 @@ class WritePlanner:
         a failed condition becomes the error the op classifies (one request tells a missing
         item from a version conflict or a failed condition: DynamoDB returns the current item
         with the failure, ALL_OLD)."""
-        if op.guards:
-            try:
-                yield from commit([op, *op.guards], self.table, self.context, pattern=pattern)
-            except TransactionCanceled as canceled:
-                raise first_failure(canceled) from canceled
+        if op.guards:  # a cancellation is raised as the error this op's failure is
+            yield from commit([op, *op.guards], self.table, self.context, pattern, single=True)
             return {}
         params = dict(op.params)
         params["ReturnValuesOnConditionCheckFailure"] = "ALL_OLD"
         if self.context.capacity is not None:
             params["ReturnConsumedCapacity"] = self.context.capacity
-        try:
-            response: dict[str, Any] = yield Send(op.operation, params, pattern)
-        except ServiceError as exc:
+
+        def fail(exc: ServiceError) -> SingleTableError:
             if exc.aws_code == "ConditionalCheckFailedException":
-                raise op.fail(exc.response.get("Item")) from exc
-            raise
+                return op.fail(exc.response.get("Item"))
+            return exc
+
+        response: dict[str, Any] = yield Send(op.operation, params, pattern, fail)
         return response
 
     def create(self, entity: Any, condition: Condition | None) -> Flow[Any]:
@@ -407,10 +405,7 @@ class WritePlanner:
     def move(self, entity: Any, changes: Mapping[str, Any]) -> Flow[Any]:
         """Delete the old item and create the new one in one transaction."""
         ops, create_op = self.move_ops(entity, changes)
-        try:
-            yield from commit(ops, self.table, self.context, pattern="move")
-        except TransactionCanceled as canceled:
-            raise first_failure(canceled) from canceled
+        yield from commit(ops, self.table, self.context, "move", single=True)
         return create_op.result
 
 

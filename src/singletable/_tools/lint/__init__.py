@@ -3,7 +3,9 @@
 ``check(Repo)`` inspects a repository class, its table and every entity declared on that table,
 without any I/O, and returns :class:`Finding` objects. Each has a stable ``code``, a
 ``severity`` (``"error"``, ``"warning"`` or ``"info"``), a ``subject`` (what it is about), a
-``message`` and a fix ``hint``. Only unacknowledged errors fail ``singletable lint``.
+``message``, a fix ``hint`` and a ``url``: its section of docs/lint.md (``LINT_URL#<code>``),
+which says what the rule finds, why it matters and how to fix it. Only unacknowledged errors
+fail ``singletable lint``.
 
 Rules (code, severity, subject):
 
@@ -65,7 +67,7 @@ output). It is tooling, never imported by the library, so it uses dataclasses fr
 library avoids them for import time).
 """
 
-from .findings import RULES, SEVERITIES, Finding, Severity, exit_status, summary
+from .findings import LINT_URL, RULES, SEVERITIES, Finding, Severity, exit_status, summary
 from .languages import can_sort_after, languages_intersect, template_language
 from .report import (
     ACKNOWLEDGE_ATTRIBUTE,
@@ -73,7 +75,9 @@ from .report import (
     acknowledgements,
     explain_json,
     explain_markdown,
+    explain_text,
     format_json,
+    format_markdown,
     format_text,
 )
 from .rules import MAX_GSIS, check
@@ -81,6 +85,7 @@ from .rules import MAX_GSIS, check
 __all__ = [
     "ACKNOWLEDGE_ATTRIBUTE",
     "EXPLAIN_COLUMNS",
+    "LINT_URL",
     "MAX_GSIS",
     "RULES",
     "SEVERITIES",
@@ -92,7 +97,9 @@ __all__ = [
     "exit_status",
     "explain_json",
     "explain_markdown",
+    "explain_text",
     "format_json",
+    "format_markdown",
     "format_text",
     "languages_intersect",
     "summary",

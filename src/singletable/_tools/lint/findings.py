@@ -6,6 +6,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ...errors import DOCS_URL
+
+LINT_URL = f"{DOCS_URL}lint/"
+"""The page of docs/lint.md: every finding links to ``LINT_URL#<code>``."""
+
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 
@@ -48,6 +53,11 @@ class Finding:
         return f"{self.code}:{self.subject}"
 
     @property
+    def url(self) -> str:
+        """The rule's section of the lint rules page (what it finds, why, the fix)."""
+        return f"{LINT_URL}#{self.code}"
+
+    @property
     def fails(self) -> bool:
         """Whether this finding makes ``singletable lint`` exit 1."""
         return self.severity == "error" and self.acknowledged is None
@@ -60,6 +70,7 @@ class Finding:
             "message": self.message,
             "hint": self.hint,
             "acknowledged": self.acknowledged,
+            "url": self.url,
         }
 
 

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from .._text import text_table, wrap_block
 from .findings import RULES, SEVERITIES, Finding, exit_status, new_finding, summary
 
 if TYPE_CHECKING:
@@ -25,6 +26,26 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
+def _explain_cells(repository: type[Repository], quote: str) -> list[tuple[str, ...]]:
+    """Each pattern's explain row as the table's cells (conditions between ``quote``s)."""
+    rows: list[tuple[str, ...]] = []
+    for row in repository.explain():
+        condition = f"{quote}{row.key_condition}{quote}"
+        if row.filter:
+            condition += f" filter {quote}{row.filter}{quote}"
+        rows.append(
+            (
+                row.pattern,
+                row.operation,
+                row.index or "table",
+                condition,
+                ", ".join(row.entity_types),
+                row.order,
+            )
+        )
+    return rows
+
+
 def explain_markdown(repository: type[Repository]) -> str:
     """The access-pattern table as Markdown: one row per pattern, every row one request
     (``Query+BatchGetItem`` for hydrating patterns)."""
@@ -32,20 +53,15 @@ def explain_markdown(repository: type[Repository]) -> str:
         "| " + " | ".join(EXPLAIN_COLUMNS) + " |",
         "|" + "|".join("---" for _ in EXPLAIN_COLUMNS) + "|",
     ]
-    for row in repository.explain():
-        condition = f"`{row.key_condition}`"
-        if row.filter:
-            condition += f" filter `{row.filter}`"
-        cells = (
-            row.pattern,
-            row.operation,
-            row.index or "table",
-            condition,
-            ", ".join(row.entity_types),
-            row.order,
-        )
+    for cells in _explain_cells(repository, "`"):
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def explain_text(repository: type[Repository], width: int | None = None) -> str:
+    """The access-pattern table as aligned text, wrapped to ``width`` columns when given
+    (what ``singletable explain`` prints on a terminal)."""
+    return text_table(EXPLAIN_COLUMNS, _explain_cells(repository, ""), width)
 
 
 def explain_json(repository: type[Repository]) -> str:
@@ -138,21 +154,28 @@ def _plural(count: int, word: str) -> str:
 
 
 def format_text(
-    repository: type[Repository], findings: Sequence[Finding], *, verbose: bool = False
+    repository: type[Repository],
+    findings: Sequence[Finding],
+    *,
+    verbose: bool = False,
+    width: int | None = None,
 ) -> str:
-    """Findings as text: one block per finding, then a summary line. Acknowledged findings are
-    collapsed into one line ("8 acknowledged findings ...") unless ``verbose``."""
+    """Findings as text: one block per finding, ending with its link, then a summary line.
+    Acknowledged findings are collapsed into one line ("8 acknowledged findings ...") unless
+    ``verbose``. With ``width``, messages and hints are wrapped to that many columns."""
     lines = []
     for finding in findings:
         if finding.acknowledged is not None and not verbose:
             continue
         status = "acknowledged" if finding.acknowledged is not None else finding.severity
         lines.append(f"{status.upper():<12} {finding.code} [{finding.subject}]")
-        lines.append(f"    {finding.message}")
+        lines += wrap_block(finding.message, width, "    ")
         if finding.acknowledged is not None:
-            lines.append(f"    acknowledged ({finding.severity}): {finding.acknowledged}")
+            note = f"acknowledged ({finding.severity}): {finding.acknowledged}"
         else:
-            lines.append(f"    fix: {finding.hint}")
+            note = f"fix: {finding.hint}"
+        lines += wrap_block(note, width, "    ")
+        lines.append(f"    see {finding.url}")
     counts = summary(findings)
     name = repository.__qualname__
     if counts["acknowledged"] and not verbose:
@@ -169,6 +192,23 @@ def format_text(
         verdict = "fails" if exit_status(findings) else "passes"
         lines.append(f"{name}: {', '.join(parts)} -> {verdict}")
     return "\n".join(lines) + "\n"
+
+
+def format_markdown(repository: type[Repository], findings: Sequence[Finding]) -> str:
+    """Findings as a Markdown table (acknowledged ones included, with their reasons), then the
+    summary line."""
+    lines = [
+        "| Severity | Code | Subject | Finding | Fix |",
+        "|---|---|---|---|---|",
+    ]
+    for finding in findings:
+        status = finding.severity + (" (acknowledged)" if finding.acknowledged else "")
+        fix = f"acknowledged: {finding.acknowledged}" if finding.acknowledged else finding.hint
+        code = f"[`{finding.code}`]({finding.url})"
+        cells = (status, code, finding.subject, finding.message, fix)
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
+    summary_line = format_text(repository, findings).rstrip("\n").rsplit("\n", 1)[-1]
+    return "\n".join([*lines, "", summary_line]) + "\n"
 
 
 def format_json(repository: type[Repository], findings: Sequence[Finding]) -> str:
