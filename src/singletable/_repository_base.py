@@ -8,9 +8,11 @@ thing that differs: how a flow's requests are sent (``run``).
 
 from __future__ import annotations
 
+import sys
+import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ._context import PlanContext
 from ._executor import Hook, RetryPolicy
@@ -20,6 +22,9 @@ from ._table import Table, declared_table
 from ._verbs.planner import WritePlanner
 from ._verbs.transactions import current_transaction
 from .errors import InvalidRequestError, ModelDefinitionError
+
+if TYPE_CHECKING:
+    from ._backfill.options import BackfillIO
 
 CAPACITY = {"total": "TOTAL", "indexes": "INDEXES"}
 
@@ -124,6 +129,13 @@ class RepositoryBase:
 
     def now_epoch(self) -> int:
         return self.read_context.now_epoch()
+
+    def _backfill_io(self) -> BackfillIO:
+        """What a backfill reads from outside: the repository clock (lease deadlines), a
+        monotonic clock (elapsed time, the rate limit) and stderr (``progress=True``)."""
+        from ._backfill.options import BackfillIO
+
+        return BackfillIO(lambda: self.now().timestamp(), time.monotonic, sys.stderr)
 
     # -- model checks --
 
