@@ -289,12 +289,7 @@ def twin_repository(
         return repo_cls(client=client, **options)
     companion = repo_cls(client=client, **options)
     twin_cls = async_twin_of(repo_cls)
-    from singletable._repository_base import RepositoryOptions
-
-    accepted = {
-        *inspect.signature(twin_cls.__init__).parameters,
-        *RepositoryOptions.__annotations__,
-    }
+    accepted = inspect.signature(twin_cls.__init__).parameters
     pool = clients()
     tee = EventTee.install(client)
     aio_client = pool.open()
