@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 
 from typing_extensions import Self
 
-from ._entity import Entity, EntitySpec, spec_of
 from ._backfill.job_items import JOB_TYPE
+from ._entity import Entity, EntitySpec, spec_of
 from ._verbs.guards import GUARD_TYPE
 from .errors import InvalidRequestError, ItemDecodeError, KeyTemplateError, ModelDefinitionError
 

@@ -29,8 +29,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .._context import PlanContext
 from .._backfill.job_items import is_job_item
+from .._context import PlanContext
 from .._verbs.guards import GUARD_TYPE
 from .layout_items import (
     ItemsError,
