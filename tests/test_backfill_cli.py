@@ -122,7 +122,7 @@ def test_lint_reminds_of_former_types_until_acknowledged() -> None:
 def test_backfill_with_a_job_then_its_status_then_forget(
     capsys: pytest.CaptureFixture[str], backend: Any, live: tuple[str, RepoV1]
 ) -> None:
-    name, old = live
+    name, _ = live
     common = ["tests.backfill_models:RepoV2", "Order", "--endpoint", backend.endpoint_url]
     common += ["--table", name, "--job", "order-v2"]
     status, out, err = cli(capsys, "backfill", *common, "--segments", "3", "-q")
