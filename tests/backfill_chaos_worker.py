@@ -3,9 +3,9 @@ process: ``python -m tests.backfill_chaos_worker ENDPOINT TABLE JOB SEGMENTS LEA
 
 It runs ``repo.backfill(Order, segments=SEGMENTS, job=JOB, lease_seconds=LEASE)`` against the
 moto server at ENDPOINT once a line arrives on stdin (the test starts the processes early,
-so their start-up overlaps the seeding), and prints its report as one JSON line. The models are here too: the
-orders as the old code wrote them (``OrderV1``: no shard, GSI1 on the status alone, type tag
-``Order``) and as the new code writes them (``Order``).
+so their start-up overlaps the seeding), and prints its report as one JSON line. The models
+are here too: the orders as the old code wrote them (``OrderV1``: no shard, GSI1 on the status
+alone, type tag ``Order``) and as the new code writes them (``Order``).
 """
 
 from __future__ import annotations
