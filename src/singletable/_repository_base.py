@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -140,9 +140,18 @@ class RepositoryBase:
     # -- model checks --
 
     @classmethod
-    def explain(cls) -> list[ExplainRow]:
+    def explain(
+        cls, *, costs: bool = False, items: Iterable[Mapping[str, Any]] | None = None
+    ) -> list[ExplainRow]:
         """The access-pattern table: one row per pattern (operation, index, key condition,
-        entity types, order)."""
+        entity types, order). ``costs=True`` adds each row's ``rcu`` (read units of one call)
+        and ``wcu`` (write units of each verb of its entity, per table and index), priced from
+        item sizes estimated from the models, or measured from ``items`` (wire-format sample
+        items; giving them implies ``costs=True``)."""
+        if costs or items is not None:
+            from ._tools.costs import priced_rows
+
+            return priced_rows(cls, None if items is None else list(items))
         return [pattern.explain() for pattern in cls.__patterns__.values()]
 
     @classmethod

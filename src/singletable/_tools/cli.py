@@ -34,8 +34,30 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .lint import explain_json, explain_markdown
 
     repository = load_repository(args.target)
-    write(explain_json(repository) if args.format == "json" else explain_markdown(repository))
+    items = sample_items(args.items) if args.items else None
+    costs = bool(args.costs or items)
+    show = explain_json if args.format == "json" else explain_markdown
+    write(show(repository, costs=costs, items=items))
     return 0
+
+
+def sample_items(path: str) -> list[dict[str, Any]]:
+    """``--items FILE.json``: a JSON list of wire-format items (or a Scan's ``{"Items"}``)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if isinstance(data, dict):
+        data = data.get("Items")
+    if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
+        raise CLIError(
+            f"{path} must hold a JSON list of items in wire form "
+            '([{"PK": {"S": "..."}, ...}]) or a Scan\'s {"Items": [...]}'
+        )
+    return data
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -162,7 +184,7 @@ a bare "code" covers every finding of that code. Acknowledged findings are count
 line; --verbose lists each with its reason. Codes: scan, key-collision,
 unsortable-sort-key, projection-mismatch, hot-partition, prefix-overlap, unused-index,
 too-many-indexes, unread-index, collection-parent-order, filter, implicit-type-tag,
-former-types."""
+former-types, propagation, write-amplification."""
 
 _LAYOUT_EPILOG = """\
 --items FILE.json takes either format; the JSON decides:
@@ -204,6 +226,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     explain.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    explain.add_argument(
+        "--costs",
+        action="store_true",
+        help="add the read units of one call (RCU) and each write verb's units per table and "
+        "index (WCU), from item sizes estimated from the models",
+    )
+    explain.add_argument(
+        "--items",
+        metavar="FILE.json",
+        help="price from sample items instead (a JSON list of wire-format items); implies --costs",
+    )
     explain.set_defaults(handler=cmd_explain)
 
     lint = commands.add_parser(

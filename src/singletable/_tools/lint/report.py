@@ -25,18 +25,29 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def explain_markdown(repository: type[Repository]) -> str:
+COST_COLUMNS = ("RCU", "WCU")
+
+
+def explain_markdown(
+    repository: type[Repository],
+    *,
+    costs: bool = False,
+    items: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
     """The access-pattern table as Markdown: one row per pattern, every row one request
-    (``Query+BatchGetItem`` for hydrating patterns)."""
+    (``Query+BatchGetItem`` for hydrating patterns). ``costs=True`` (or sample ``items``) adds
+    the ``RCU`` of one call and the ``WCU`` of each write verb (``Repo.explain(costs=True)``)."""
+    priced = costs or items is not None
+    columns = EXPLAIN_COLUMNS + (COST_COLUMNS if priced else ())
     lines = [
-        "| " + " | ".join(EXPLAIN_COLUMNS) + " |",
-        "|" + "|".join("---" for _ in EXPLAIN_COLUMNS) + "|",
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join("---" for _ in columns) + "|",
     ]
-    for row in repository.explain():
+    for row in repository.explain(costs=priced, items=items):
         condition = f"`{row.key_condition}`"
         if row.filter:
             condition += f" filter `{row.filter}`"
-        cells = (
+        cells: tuple[str, ...] = (
             row.pattern,
             row.operation,
             row.index or "table",
@@ -44,14 +55,31 @@ def explain_markdown(repository: type[Repository]) -> str:
             ", ".join(row.entity_types),
             row.order,
         )
+        if priced:
+            cells += (f"{row.rcu:g}", write_units_text(row.wcu or {}))
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def explain_json(repository: type[Repository]) -> str:
-    """The access-pattern table as JSON (a list of row objects)."""
-    rows: list[dict[str, Any]] = [row.as_dict() for row in repository.explain()]
-    return json.dumps(rows, indent=2) + "\n"
+def write_units_text(wcu: Mapping[str, Mapping[str, int]]) -> str:
+    """``create 3 (table 1, GSI1 1, Inverted 1); ...``: each verb's total and its parts."""
+    parts = []
+    for verb, units in wcu.items():
+        detail = ", ".join(f"{where} {n}" for where, n in units.items())
+        parts.append(f"{verb} {sum(units.values())} ({detail})")
+    return "; ".join(parts)
+
+
+def explain_json(
+    repository: type[Repository],
+    *,
+    costs: bool = False,
+    items: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """The access-pattern table as JSON (a list of row objects; with ``rcu`` and ``wcu`` when
+    priced)."""
+    rows = repository.explain(costs=costs, items=items)
+    return json.dumps([row.as_dict() for row in rows], indent=2) + "\n"
 
 
 # -- acknowledgements --------------------------------------------------------------------------
