@@ -28,7 +28,15 @@ from ..._context import WriteContext
 from ..._verbs.guards import guard_put
 from ..._wire import Wire, item_size
 from . import units
-from .sizes import SAMPLE_TIME, Sizes, field_levels, index_entry, sample_item, sample_value
+from .sizes import (
+    SAMPLE_TIME,
+    Sizes,
+    field_levels,
+    finite_domain,
+    index_entry,
+    sample_item,
+    sample_value,
+)
 
 if TYPE_CHECKING:
     from ..._entity import EntitySpec
@@ -240,33 +248,13 @@ def _bases(spec: EntitySpec, fields: Iterable[str]) -> list[dict[str, Any]]:
     bases: list[dict[str, Any]] = [{}]
     for name in fields:
         info = spec.cls.model_fields[name]
-        values = _domain(info.annotation)
+        values = finite_domain(info.annotation)
         bases += [{name: v} for v in values]
     return bases
 
 
 def _alternatives(annotation: Any, metadata: Any, level: int) -> list[Any]:
-    return [sample_value(annotation, metadata, other=True, level=level), *_domain(annotation)]
-
-
-def _domain(annotation: Any) -> list[Any]:
-    import enum
-    import typing
-
-    args = typing.get_args(annotation)
-    origin = typing.get_origin(annotation)
-    if origin is typing.Annotated:
-        return _domain(args[0])
-    if origin is typing.Literal:
-        return list(args)
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return list(annotation)
-    if annotation is bool:
-        return [True, False]
-    present = [a for a in args if a is not type(None)]
-    if len(present) == 1 and len(args) == 2:  # Optional[X]: X's domain, and None
-        return [*_domain(present[0]), None] if _domain(present[0]) else [None]
-    return []
+    return [sample_value(annotation, metadata, other=True, level=level), *finite_domain(annotation)]
 
 
 def write_cost(specs: Sequence[EntitySpec], sizes: Sizes) -> WriteUnits:
