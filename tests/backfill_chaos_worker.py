@@ -66,12 +66,12 @@ class Shop(Repository, table=new_table):
     pass
 
 
-def client_for(endpoint: str) -> Any:
+def client_for(endpoint: str, service: str = "dynamodb") -> Any:
     import boto3
     from botocore.config import Config
 
     return boto3.client(
-        "dynamodb",
+        service,  # type: ignore[call-overload]
         endpoint_url=endpoint,
         region_name="us-east-1",
         aws_access_key_id="testing",

@@ -223,7 +223,7 @@ def test_workers_killed_paused_and_restarted_finish_with_each_item_fixed_once(
     # Every stale item was fixed exactly once; no fresh item was written by the backfill.
     fixes: Counter[str] = Counter()
     arn = client.describe_table(TableName=table_name)["Table"]["LatestStreamArn"]
-    streams = boto_streams(backend.endpoint_url)
+    streams = client_for(backend.endpoint_url, "dynamodbstreams")
     for record in read_stream(streams, arn):
         change = record["dynamodb"]
         sort_key = change["Keys"]["SK"]["S"]
@@ -257,18 +257,6 @@ def test_workers_killed_paused_and_restarted_finish_with_each_item_fixed_once(
     assert len(claims) == SEGMENTS and sum(claims) > SEGMENTS
     # what finished workers report is their own work, within the job's
     assert sum(r["updated"] for r in workers.finished) <= STALE
-
-
-def boto_streams(endpoint: str) -> Any:
-    import boto3
-
-    return boto3.client(
-        "dynamodbstreams",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
 
 
 def job_segments(client: Any, table_name: str) -> list[dict[str, Any]]:
