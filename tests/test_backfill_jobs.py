@@ -6,6 +6,7 @@ after its lease, a worker that lost its lease leaving the segment, fixed options
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from datetime import timedelta
@@ -200,3 +201,28 @@ def test_a_worker_that_lost_its_lease_leaves_the_segment(
     assert all(
         items[(f"CUSTOMER#c{n % 3}", f"ORDER#o{n}")]["_type"] == {"S": "ORDER"} for n in range(3)
     )
+
+
+def test_progress_is_drawn_on_both_twins_with_the_table_item_count(
+    repos: Any, recorder: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The display runs through a Call step (off the event loop on the async twin) and shows
+    the percent of DescribeTable's item count."""
+    old, new = repos
+    seed(old, new)
+    capsys.readouterr()
+    recorder.clear()
+    report = new.backfill(Order, segments=2, job="shown", dry_run=True, progress=True)
+    err = capsys.readouterr().err
+    assert recorder.operations.count("DescribeTable") == 1
+    last = err.strip().splitlines()[-1]
+    # percent and ETA where the backend keeps ItemCount (DynamoDB refreshes it every few hours,
+    # dynalite reports 0: then the line shows the counts without them)
+    count = new.client.describe_table(TableName=new.table_name)["Table"]["ItemCount"]
+    shown = re.match(r"backfill Order \(dry run\): (100% of ~(\d+) items, )?scanned ", last)
+    assert shown is not None, last
+    if count:  # 13 items seeded, and the job's own (its header, then its segments)
+        assert shown.group(2) is not None and 13 <= int(shown.group(2)) <= count
+    else:
+        assert shown.group(1) is None
+    assert f"would update {report.updated}" in last and "segments 2/2 done" in last
