@@ -62,7 +62,8 @@ def test_backfill_prints_the_report(
     )
     assert status == 0, err
     assert "updated     5" in out and "failed      0" in out
-    assert "backfill Order: scanned 5" in err  # the progress line, on stderr
+    # the progress line, on stderr, with the percent of DescribeTable's (approximate) count
+    assert "backfill Order: 100% of ~5 items, scanned 5" in err and "elapsed 0:0" in err
     assert not checkpoint.exists()
     assert all(item["_type"] == {"S": "ORDER"} for item in table_items(old).values())
 
@@ -115,3 +116,29 @@ def test_lint_reminds_of_former_types_until_acknowledged() -> None:
     acknowledged = check(RepoV2, acknowledge={"former-types:Order": "backfilled 2026-06-01"})
     (finding,) = [f for f in acknowledged if f.code == "former-types"]
     assert finding.acknowledged == "backfilled 2026-06-01"
+
+
+@pytest.mark.backend("moto_server")
+def test_backfill_with_a_job_then_its_status_then_forget(
+    capsys: pytest.CaptureFixture[str], backend: Any, live: tuple[str, RepoV1]
+) -> None:
+    name, _ = live
+    common = ["tests.backfill_models:RepoV2", "Order", "--endpoint", backend.endpoint_url]
+    common += ["--table", name, "--job", "order-v2"]
+    status, out, err = cli(capsys, "backfill", *common, "--segments", "3", "-q")
+    assert status == 0, err
+    assert "updated     5" in out and err == ""
+    status, out, err = cli(capsys, "backfill", *common, "--status")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "backfill job 'order-v2': 3/3 segments done"
+    assert [line.split()[:2] for line in lines[2:]] == [["0", "done"], ["1", "done"], ["2", "done"]]
+    assert sum(int(line.split()[3]) for line in lines[2:]) == 5  # the updated column
+    status, out, err = cli(capsys, "backfill", *common, "--segments", "2")
+    assert status == 1 and "started with other options (segments=3)" in err
+    status, out, _ = cli(capsys, "backfill", *common, "--forget")
+    assert (status, out) == (0, "backfill job 'order-v2': 4 items deleted\n")
+    status, out, _ = cli(capsys, "backfill", *common, "--status")
+    assert out == "backfill job 'order-v2': no such job\n"
+    status, _, err = cli(capsys, "backfill", *common[:-2], "--status")
+    assert status == 2 and "--status and --forget name a job" in err

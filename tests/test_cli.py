@@ -92,6 +92,41 @@ def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert {r["operation"] for r in rows} <= {"GetItem", "Query", "Query+BatchGetItem"}
 
 
+def test_explain_costs_adds_rcu_and_wcu(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    status, out, _ = cli(capsys, "explain", "tests.unit.test_costs:Desk", "--costs")
+    assert status == 0
+    header, _, *rows = out.splitlines()
+    assert header.endswith("| RCU | WCU |")
+    (ticket,) = [r for r in rows if r.startswith("| ticket |")]
+    assert "| 1 | create 8 (table 4, GSI1 4); put 12 (table 4, GSI1 8);" in ticket
+    status, out, _ = cli(
+        capsys, "explain", "tests.unit.test_costs:Desk", "--costs", "--format", "json"
+    )
+    priced = {r["pattern"]: r for r in json.loads(out)}
+    assert priced["account"]["wcu"]["create"] == {"table": 4}  # item and guard, in a transaction
+    assert priced["account"]["rcu"] == 0.5
+    # measured: a small ticket instead of the estimate (a Scan's output works as it is)
+    items = tmp_path / "items.json"
+    small = {
+        "PK": {"S": "TICKET#t1"},
+        "SK": {"S": "TICKET"},
+        "_type": {"S": "TICKET"},
+        "ticket_id": {"S": "t1"},
+        "state": {"S": "open"},
+        "owner": {"S": "ann"},
+        "body": {"S": "hi"},
+        "GSI1PK": {"S": "OPEN#ann"},
+        "GSI1SK": {"S": "TICKET#t1"},
+    }
+    items.write_text(json.dumps({"Items": [small]}))
+    status, out, _ = cli(capsys, "explain", "tests.unit.test_costs:Desk", "--items", str(items))
+    (ticket,) = [r for r in out.splitlines() if r.startswith("| ticket |")]
+    assert "| 1 | create 2 (table 1, GSI1 1);" in ticket  # a consistent read: one unit
+    items.write_text("[1, 2]")
+    status, _, err = cli(capsys, "explain", "tests.unit.test_costs:Desk", "--items", str(items))
+    assert status == 2 and "JSON list of items in wire form" in err
+
+
 # -- lint ---------------------------------------------------------------------------------------
 
 

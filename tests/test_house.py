@@ -207,7 +207,7 @@ def test_ownership_is_decided_in_one_place() -> None:
             ):
                 testing_tags.add(name)
     # (the command line also finds an entity class by a name the user typed, a type tag too)
-    assert testing_tags == {"singletable._entity_spec", "singletable._tools.cli"}
+    assert testing_tags == {"singletable._entity_spec", "singletable._tools.cli_backfill"}
 
 
 def test_filter_strings_are_built_in_expressions_only() -> None:

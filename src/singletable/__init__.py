@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._backfill.items import BackfillFailure, BackfillReport
+    from ._backfill.job_items import BackfillSegment
     from ._entity import Entity
     from ._executor import CallInfo, RetryPolicy
     from ._expressions import Attr, Condition, Param
@@ -73,6 +74,7 @@ _EXPORTS: dict[str, str] = {
     "DatetimeFormat": "_wire",
     "BackfillFailure": "_backfill.items",
     "BackfillReport": "_backfill.items",
+    "BackfillSegment": "_backfill.job_items",
     "AsyncRepository": "aio",
 }
 
@@ -83,6 +85,7 @@ __all__ = [
     "Attr",
     "BackfillFailure",
     "BackfillReport",
+    "BackfillSegment",
     "CallInfo",
     "CancellationReason",
     "Collection",

@@ -58,6 +58,7 @@ _METHODS = {
     "BatchWriteItem": "batch_write_item",
     "TransactWriteItems": "transact_write_items",
     "TransactGetItems": "transact_get_items",
+    "DescribeTable": "describe_table",  # the backfill progress display's item count
 }
 
 

@@ -1,11 +1,12 @@
 """Verbs as plans: generators that yield the requests they need and return the result.
 
-A flow never touches a client. It yields a :class:`Send` (one request), a :class:`Gather`
-(several requests to run at once) or a :class:`Sleep` (a backoff), and receives the parsed
-response, the list of responses, or ``None`` back; a request that failed is thrown into the
-flow as the mapped :class:`~singletable.errors.SingleTableError`, so the flow decides what a
-failure means (a cancelled transaction, a failed condition). Its return value is the verb's
-result.
+A flow never touches a client, a file or a terminal. It yields a :class:`Send` (one request),
+a :class:`Gather` (several requests to run at once), a :class:`Sleep` (a backoff) or a
+:class:`Call` (local work that may block: a checkpoint file written, a progress line drawn), and
+receives the parsed response, the list of responses, ``None`` or the call's result back; a
+request that failed is thrown into the flow as the mapped
+:class:`~singletable.errors.SingleTableError`, so the flow decides what a failure means (a
+cancelled transaction, a failed condition). Its return value is the verb's result.
 
 The sync :class:`~singletable._repository.Repository` and the
 :class:`~singletable.aio.AsyncRepository` drive the same flows (``run``), so both twins send
@@ -51,7 +52,16 @@ class Sleep(NamedTuple):
     seconds: float
 
 
-Step = Send | Gather | Sleep
+class Call(NamedTuple):
+    """Run ``function(*args)`` and receive its result: local work that may block (a file
+    written, a line drawn on a terminal). The sync twin calls it in place; the async twin in a
+    worker thread, so it never blocks the event loop. What it raises is raised into the flow."""
+
+    function: Callable[..., Any]
+    args: tuple[Any, ...] = ()
+
+
+Step = Send | Gather | Sleep | Call
 Flow = Generator[Step, Any, T]
 """A verb's plan: yields steps, receives their results, returns the verb's result."""
 

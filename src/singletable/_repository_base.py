@@ -8,9 +8,11 @@ thing that differs: how a flow's requests are sent (``run``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any, ClassVar, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypedDict
 
 from typing_extensions import Unpack
 
@@ -23,6 +25,9 @@ from ._table import Table, declared_table
 from ._verbs.planner import WritePlanner
 from ._verbs.transactions import current_transaction
 from .errors import InvalidRequestError, ModelDefinitionError
+
+if TYPE_CHECKING:
+    from ._backfill.options import BackfillIO
 
 CAPACITY = {"total": "TOTAL", "indexes": "INDEXES"}
 
@@ -161,12 +166,28 @@ class RepositoryBase:
     def now_epoch(self) -> int:
         return self.context.now_epoch()
 
+    def _backfill_io(self) -> BackfillIO:
+        """What a backfill reads from outside: the repository clock (lease deadlines), a
+        monotonic clock (elapsed time, the rate limit) and stderr (``progress=True``)."""
+        from ._backfill.options import BackfillIO
+
+        return BackfillIO(lambda: self.now().timestamp(), time.monotonic, sys.stderr)
+
     # -- model checks --
 
     @classmethod
-    def explain(cls) -> list[ExplainRow]:
+    def explain(
+        cls, *, costs: bool = False, items: Iterable[Mapping[str, Any]] | None = None
+    ) -> list[ExplainRow]:
         """The access-pattern table: one row per pattern (operation, index, key condition,
-        entity types, order)."""
+        entity types, order). ``costs=True`` adds each row's ``rcu`` (read units of one call)
+        and ``wcu`` (write units of each verb of its entity, per table and index), priced from
+        item sizes estimated from the models, or measured from ``items`` (wire-format sample
+        items; giving them implies ``costs=True``)."""
+        if costs or items is not None:
+            from ._tools.costs import priced_rows
+
+            return priced_rows(cls, None if items is None else list(items))
         return [pattern.explain() for pattern in cls.__patterns__.values()]
 
     @classmethod

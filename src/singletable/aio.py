@@ -26,7 +26,7 @@ from typing_extensions import Self, Unpack
 
 from ._entity import Entity
 from ._executor import AsyncExecutor
-from ._flows import Flow, Gather, Send, Sleep
+from ._flows import Call, Flow, Gather, Send, Sleep
 from ._repository_base import RepositoryBase, RepositoryOptions, install_fast_path
 from ._verbs import batches
 from ._verbs.transactions import Transaction, open_async_transaction
@@ -34,6 +34,7 @@ from .errors import SingleTableError
 
 if TYPE_CHECKING:
     from ._backfill.items import BackfillReport
+    from ._backfill.job_items import BackfillSegment
     from ._expressions import Condition
 
 E = TypeVar("E", bound=Entity)
@@ -123,6 +124,8 @@ class AsyncRepository(RepositoryBase):
                     )
                 elif step.__class__ is Sleep:
                     await self._sleep(step.seconds)
+                elif step.__class__ is Call:
+                    value = await asyncio.to_thread(step.function, *step.args)
                 else:
                     value = await self._gather(step)  # type: ignore[arg-type]
             except SingleTableError as exc:
@@ -240,6 +243,8 @@ class AsyncRepository(RepositoryBase):
         segments: int = 1,
         dry_run: bool = False,
         checkpoint: str | os.PathLike[str] | None = None,
+        job: str | None = None,
+        lease_seconds: float = 60,
         progress: bool | Callable[[BackfillReport], Any] = False,
         max_items_per_second: float | None = None,
         move: bool = False,
@@ -247,21 +252,41 @@ class AsyncRepository(RepositoryBase):
         """Rewrite ``entity``'s stored items whose derived attributes are stale (index keys,
         sparse membership, ``Shard`` fields, TTL, type tag): a parallel Scan over ``segments``,
         each fix conditioned on the item being unchanged since read. Resumable with
-        ``checkpoint=``; ``dry_run=True`` sends no write. See :mod:`singletable._backfill.flow`."""
+        ``checkpoint=`` (a file, one machine) or ``job=`` (state in the table: run the same
+        call on any number of workers; each leases one segment at a time for
+        ``lease_seconds``); ``dry_run=True`` sends no write. See
+        :mod:`singletable._backfill.flow`."""
         from ._backfill.flow import backfill
 
         return await self.run(
             backfill(
                 self.planner,
                 entity,
+                self._backfill_io(),
                 segments=segments,
                 dry_run=dry_run,
                 checkpoint=checkpoint,
+                job=job,
+                lease_seconds=lease_seconds,
                 progress=progress,
                 max_items_per_second=max_items_per_second,
                 move=move,
             )
         )
+
+    async def backfill_status(self, job: str, /) -> list[BackfillSegment]:
+        """Every segment of the backfill job ``job`` (done, owner, lease, position, counts),
+        read from the table; empty for an unknown job."""
+        from ._backfill.jobs import job_items, job_status
+
+        return await self.run(job_status(job_items(self.planner, job), self.retry))
+
+    async def backfill_forget(self, job: str, /) -> int:
+        """Delete the backfill job ``job``'s state items from the table (a later call with
+        that name starts a new job); returns how many were deleted."""
+        from ._backfill.jobs import forget_job, job_items
+
+        return await self.run(forget_job(job_items(self.planner, job), self.retry))
 
     # -- transactions --
 

@@ -15,7 +15,7 @@ A stream record's images are items in the wire format, so they decode with the e
 compiled codec (``EntitySpec.from_item``), picked by the item's type tag (any of
 ``EntitySpec.type_tags``). Under the ``KEYS_ONLY`` view (and for records whose view carries no
 image) the entity is found by parsing the keys against the entities' key templates. Items of
-unknown types and the guard items ``Unique()`` adds are skipped.
+unknown types, the guard items ``Unique()`` adds and a backfill job's items are skipped.
 
 Images follow the stream's view type: ``.old`` and ``.new`` are typed for ``NEW_AND_OLD_IMAGES``
 (``Modified[E]`` has both, ``Inserted[E]`` a ``new``, ``Removed[E]`` an ``old``) and are None
@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar, over
 
 from typing_extensions import Self
 
+from ._backfill.job_items import JOB_TYPE
 from ._entity import Entity, spec_of
 from ._entity_spec import EntitySpec
 from ._verbs.guards import GUARD_TYPE
@@ -234,10 +235,11 @@ def sequence_number(record: Mapping[str, Any]) -> str:
     return ""
 
 
-def _is_guard_key(keys: Mapping[str, Any], pk: str) -> bool:
+def _is_bookkeeping_key(keys: Mapping[str, Any], pk: str) -> bool:
+    """Whether ``keys`` are a ``Unique()`` guard's or a backfill job's (never an entity's)."""
     value = keys.get(pk)
     text = value.get("S") if isinstance(value, Mapping) else None
-    return isinstance(text, str) and text.startswith(GUARD_TYPE + "#")
+    return isinstance(text, str) and text.startswith((GUARD_TYPE + "#", JOB_TYPE + "#"))
 
 
 class StreamRouter:
@@ -415,7 +417,7 @@ class StreamRouter:
         self, keys: Mapping[str, Any]
     ) -> tuple[EntitySpec, type, Callable[[Any], Any]] | None:
         """The entity whose primary-key templates parse ``keys`` (KEYS_ONLY records)."""
-        if not keys or _is_guard_key(keys, self.table.pk):
+        if not keys or _is_bookkeeping_key(keys, self.table.pk):
             return None
         for spec in self._specs:
             try:

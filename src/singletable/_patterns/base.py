@@ -47,6 +47,8 @@ class ExplainRow(FrozenRecord):
         "operation",
         "order",
         "pattern",
+        "rcu",
+        "wcu",
     )
     _fields = (
         "pattern",
@@ -58,6 +60,8 @@ class ExplainRow(FrozenRecord):
         "filter",
         "consistent",
         "notes",
+        "rcu",
+        "wcu",
     )
 
     pattern: str
@@ -69,6 +73,10 @@ class ExplainRow(FrozenRecord):
     filter: str | None
     consistent: bool
     notes: str
+    rcu: float | None
+    """Read units of one call (``explain(costs=True)``; None otherwise)."""
+    wcu: Mapping[str, Mapping[str, int]] | None
+    """Write units per verb, per ``"table"`` and index (``explain(costs=True)``)."""
 
     def __init__(
         self,
@@ -81,6 +89,8 @@ class ExplainRow(FrozenRecord):
         filter: str | None = None,
         consistent: bool = False,
         notes: str = "",
+        rcu: float | None = None,
+        wcu: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
         object.__setattr__(self, "pattern", pattern)
         object.__setattr__(self, "operation", operation)
@@ -91,14 +101,26 @@ class ExplainRow(FrozenRecord):
         object.__setattr__(self, "filter", filter)
         object.__setattr__(self, "consistent", consistent)
         object.__setattr__(self, "notes", notes)
+        object.__setattr__(self, "rcu", rcu)
+        object.__setattr__(self, "wcu", wcu)
+
+    def with_costs(self, rcu: float, wcu: Mapping[str, Mapping[str, int]]) -> ExplainRow:
+        """This row with its read and write units."""
+        values = {name: getattr(self, name) for name in self._fields}
+        return ExplainRow(**{**values, "rcu": rcu, "wcu": wcu})
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
 
     def as_dict(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self._fields} | {
-            "entity_types": list(self.entity_types)
-        }
+        """The row as plain data (``rcu``/``wcu`` only when priced)."""
+        data = {name: getattr(self, name) for name in self._fields}
+        data["entity_types"] = list(self.entity_types)
+        if self.rcu is None:
+            del data["rcu"], data["wcu"]
+        else:
+            data["wcu"] = {v: dict(units) for v, units in (self.wcu or {}).items()}
+        return data
 
 
 class SyncRunner(flows.SyncRunner, Protocol):

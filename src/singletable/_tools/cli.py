@@ -16,141 +16,15 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import Any
 
-from .paths import put_cwd_on_path
+from .cli_backfill import add_backfill
+from .targets import CLIError, Parser, live_client, load_repository, load_table, write
+
+__all__ = ["CLIError", "build_parser", "load_repository", "load_table", "main"]
 
 PROG = "singletable"
 COMMANDS = ("explain", "lint", "schema", "layout", "demo", "backfill")
-
-
-class CLIError(Exception):
-    """A user mistake: reported as one line on stderr, exit status ``status``."""
-
-    def __init__(self, message: str, status: int = 2) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line usage errors (exit 2) and help on every command."""
-
-    def error(self, message: str) -> NoReturn:
-        sys.stderr.write(f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-        raise SystemExit(2)
-
-
-# -- targets -----------------------------------------------------------------------------------
-
-
-def _import_failure(module_name: str, exc: BaseException) -> CLIError:
-    from ..errors import SingleTableError
-
-    if (
-        isinstance(exc, ModuleNotFoundError)
-        and exc.name
-        and (module_name == exc.name or module_name.startswith(exc.name + "."))
-    ):
-        return CLIError(
-            f"cannot import module {module_name!r}: no module named {exc.name!r} "
-            "(searched the current directory and sys.path)"
-        )
-    if isinstance(exc, SingleTableError):
-        at = f" at {_relative(exc.location)}" if exc.location else ""
-        return CLIError(f"importing {module_name!r} failed{at}: {type(exc).__name__}: {exc}")
-    if isinstance(exc, SyntaxError):
-        return CLIError(
-            f"importing {module_name!r} failed: syntax error in {exc.filename}:{exc.lineno}: "
-            f"{exc.msg}"
-        )
-    tb = exc.__traceback__
-    location = ""
-    while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        if "importlib" not in filename and not filename.startswith("<frozen"):
-            location = f" ({filename}:{tb.tb_lineno})"
-        tb = tb.tb_next
-    return CLIError(f"importing {module_name!r} failed: {type(exc).__name__}: {exc}{location}")
-
-
-def _relative(location: str) -> str:
-    """``path:line`` with the path relative to the current directory when it is below it."""
-    path, _, line = location.rpartition(":")
-    try:
-        shown = os.path.relpath(path)
-    except ValueError:  # another drive (Windows)
-        return location
-    return f"{shown}:{line}" if not shown.startswith("..") else location
-
-
-def load_target(spec: str) -> Any:
-    """The object named by ``MODULE:ATTRIBUTE`` (the attribute may be dotted)."""
-    import importlib
-
-    module_name, sep, attribute = spec.partition(":")
-    if not sep or not module_name or not attribute:
-        raise CLIError(f"target {spec!r} must be MODULE:NAME, e.g. myapp.models:Shop")
-    put_cwd_on_path()
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:
-        raise _import_failure(module_name, exc) from None
-    target: Any = module
-    path = module_name
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            import difflib
-
-            names = [n for n in dir(target) if not n.startswith("_")]
-            close = difflib.get_close_matches(part, names, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise CLIError(f"{path!r} has no attribute {part!r}{hint}")
-        target = getattr(target, part)
-        path = f"{path}:{part}" if path == module_name else f"{path}.{part}"
-    return target
-
-
-def load_repository(spec: str) -> Any:
-    from .._repository import Repository
-
-    target = load_target(spec)
-    if isinstance(target, type) and issubclass(target, Repository) and target is not Repository:
-        return target
-    raise CLIError(
-        f"{spec} is {_describe(target)}, not a Repository subclass "
-        "(class Shop(Repository, table=...))"
-    )
-
-
-def load_table(spec: str) -> Any:
-    from .._entity import Entity
-    from .._repository import Repository
-    from .._table import Table
-
-    target = load_target(spec)
-    if isinstance(target, Table):
-        return target
-    if isinstance(target, type) and issubclass(target, Repository) and target is not Repository:
-        return target.__singletable_table__
-    if isinstance(target, type) and issubclass(target, Entity):
-        table = getattr(target, "__singletable_table__", None)
-        if isinstance(table, Table):
-            return table
-    raise CLIError(f"{spec} is {_describe(target)}, not a singletable Table")
-
-
-def _describe(target: Any) -> str:
-    if isinstance(target, type):
-        return f"the class {target.__qualname__}"
-    return f"a {type(target).__name__}"
-
-
-# -- commands ----------------------------------------------------------------------------------
-
-
-def _write(text: str) -> None:
-    sys.stdout.write(text)
-    sys.stdout.flush()
 
 
 def table_format(chosen: str) -> str:
@@ -167,14 +41,35 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from .lint import explain_json, explain_markdown, explain_text
 
     repository = load_repository(args.target)
+    items = sample_items(args.items) if args.items else None
+    costs = bool(args.costs or items)
     chosen = table_format(args.format)
     if chosen == "json":
-        _write(explain_json(repository))
+        write(explain_json(repository, costs=costs, items=items))
     elif chosen == "text":
-        _write(explain_text(repository, output_width(sys.stdout)))
+        write(explain_text(repository, output_width(sys.stdout), costs=costs, items=items))
     else:
-        _write(explain_markdown(repository))
+        write(explain_markdown(repository, costs=costs, items=items))
     return 0
+
+
+def sample_items(path: str) -> list[dict[str, Any]]:
+    """``--items FILE.json``: a JSON list of wire-format items (or a Scan's ``{"Items"}``)."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise CLIError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if isinstance(data, dict):
+        data = data.get("Items")
+    if not isinstance(data, list) or not all(isinstance(i, dict) for i in data):
+        raise CLIError(
+            f"{path} must hold a JSON list of items in wire form "
+            '([{"PK": {"S": "..."}, ...}]) or a Scan\'s {"Items": [...]}'
+        )
+    return data
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -184,12 +79,12 @@ def cmd_lint(args: argparse.Namespace) -> int:
     repository = load_repository(args.target)
     findings = check(repository)
     if args.format == "json":
-        _write(format_json(repository, findings))
+        write(format_json(repository, findings))
     elif args.format == "markdown":
-        _write(format_markdown(repository, findings))
+        write(format_markdown(repository, findings))
     else:
         width = output_width(sys.stdout)
-        _write(format_text(repository, findings, verbose=args.verbose, width=width))
+        write(format_text(repository, findings, verbose=args.verbose, width=width))
     return exit_status(findings)
 
 
@@ -212,21 +107,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         document = schema_document(args, target)
     except ValueError as exc:
         raise CLIError(str(exc)) from None
-    _write(json.dumps(document, indent=2) + "\n")
+    write(json.dumps(document, indent=2) + "\n")
     return 0
-
-
-def _live_client(endpoint: str | None, region: str | None) -> Any:
-    import boto3
-
-    session = boto3.session.Session()
-    options: dict[str, Any] = {"region_name": region or session.region_name or "us-east-1"}
-    if endpoint:
-        options["endpoint_url"] = endpoint
-        if session.get_credentials() is None:  # a local endpoint takes any credentials
-            options["aws_access_key_id"] = "local"
-            options["aws_secret_access_key"] = "local"
-    return session.client("dynamodb", **options)
 
 
 def cmd_layout(args: argparse.Namespace) -> int:
@@ -255,7 +137,7 @@ def cmd_layout(args: argparse.Namespace) -> int:
             )
         else:
             table_name = args.table or repository.__singletable_table__.name
-            client = _live_client(args.endpoint, args.region)
+            client = live_client(args.endpoint, args.region)
             items = _scan(client, table_name, args.max_items, scan_items)
             source = f"table {table_name}" + (f" at {args.endpoint}" if args.endpoint else "")
         layout = build_layout(repository, items, source=source)
@@ -269,7 +151,7 @@ def cmd_layout(args: argparse.Namespace) -> int:
             raise CLIError(f"cannot write {args.html}: {exc.strerror or exc}") from None
         sys.stderr.write(f"wrote {args.html} ({len(layout.rows)} rows)\n")
     else:
-        _write(render_text(layout))
+        write(render_text(layout))
     return 0
 
 
@@ -304,72 +186,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CLIError(str(exc), exc.status) from None
 
 
-def load_entity(repository: Any, name: str) -> Any:
-    """An entity of ``repository``'s table, by class name or type tag (or ``MODULE:NAME``)."""
-    from .._entity import spec_of
-
-    entities = repository.__singletable_table__.entities
-    if ":" in name:
-        target = load_target(name)
-        if target in entities.values():
-            return target
-        raise CLIError(f"{name} is not an entity of {repository.__qualname__}'s table")
-    for tag, cls in entities.items():
-        if name in (cls.__name__, cls.__qualname__, tag) or name in spec_of(cls).type_tags:
-            return cls
-    known = ", ".join(sorted(cls.__qualname__ for cls in entities.values())) or "none"
-    raise CLIError(
-        f"{repository.__qualname__}'s table has no entity {name!r} (its entities: {known})"
-    )
-
-
-def cmd_backfill(args: argparse.Namespace) -> int:
-    from ..errors import SingleTableError
-
-    if args.segments < 1:
-        args.parser.error("--segments must be at least 1")
-    if args.rate is not None and args.rate <= 0:
-        args.parser.error("--rate must be a positive number of items per second")
-    repository = load_repository(args.target)
-    entity = load_entity(repository, args.entity)
-    client = _live_client(args.endpoint, args.region)
-    repo = repository(client, table_name=args.table) if args.table else repository(client)
-    try:
-        report = repo.backfill(
-            entity,
-            segments=args.segments,
-            dry_run=args.dry_run,
-            checkpoint=args.checkpoint,
-            progress=not args.quiet,
-            max_items_per_second=args.rate,
-            move=args.move,
-        )
-    except SingleTableError as exc:
-        raise CLIError(f"{type(exc).__name__}: {exc}", status=1) from None
-    _write(format_report(report, entity.__qualname__, dry_run=args.dry_run))
-    return 1 if report.failed else 0
-
-
-def format_report(report: Any, entity: str, *, dry_run: bool = False) -> str:
-    """A backfill report as the command prints it."""
-    would = " (dry run: nothing written)" if dry_run else ""
-    lines = [
-        f"backfill {entity}{would}",
-        f"  scanned     {report.scanned:,}",
-        f"  matched     {report.matched:,}",
-        f"  up to date  {report.up_to_date:,}",
-        f"  {'would update' if dry_run else 'updated':<11} {report.updated:,}",
-        f"  {'would move' if dry_run else 'moved':<11} {report.moved:,}",
-        f"  failed      {len(report.failed):,}",
-    ]
-    if report.consumed_capacity is not None:
-        lines.append(f"  capacity    {report.consumed_capacity:,.1f} units")
-    for failure in report.failed:
-        key = ", ".join(f"{a}={v}" for a, v in failure.key.items())
-        lines.append(f"  failed: {key}: {failure.reason}")
-    return "\n".join(lines) + "\n"
-
-
 # -- parser (the help texts are in _help) -----------------------------------------------------
 
 
@@ -379,13 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     from . import _help as text
     from ._text import ParagraphHelpFormatter
 
-    parser = _Parser(
+    parser = Parser(
         prog=PROG,
         description=text.DESCRIPTION,
         formatter_class=ParagraphHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
 
     explain = commands.add_parser(
         "explain",
@@ -399,6 +215,17 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "text", "markdown", "json"),
         default="auto",
         help=text.EXPLAIN_FORMAT,
+    )
+    explain.add_argument(
+        "--costs",
+        action="store_true",
+        help="add the read units of one call (RCU) and each write verb's units per table and "
+        "index (WCU), from item sizes estimated from the models",
+    )
+    explain.add_argument(
+        "--items",
+        metavar="FILE.json",
+        help="price from sample items instead (a JSON list of wire-format items); implies --costs",
     )
     explain.set_defaults(handler=cmd_explain)
 
@@ -496,40 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.set_defaults(handler=cmd_demo)
 
-    _add_backfill(commands, ParagraphHelpFormatter)
+    add_backfill(commands)
     return parser
-
-
-def _add_backfill(commands: Any, formatter: Any) -> None:
-    from . import _help as text
-
-    backfill = commands.add_parser(
-        "backfill",
-        help="rewrite an entity's stored items whose derived attributes are stale",
-        description="Rewrite the stored items of one entity whose index keys, sparse "
-        "membership, Shard fields, TTL number, type tag or datetime format are not what the "
-        "model writes now (repo.backfill).",
-        epilog=text.BACKFILL_EPILOG,
-        formatter_class=formatter,
-    )
-    backfill.add_argument("target", metavar="MODULE:Repo", help="the repository class")
-    backfill.add_argument("entity", metavar="Entity", help="entity class name (or type tag)")
-    backfill.add_argument(
-        "--segments", type=int, default=1, metavar="N", help="parallel Scan segments (1)"
-    )
-    backfill.add_argument("--dry-run", action="store_true", help="send no write; report")
-    backfill.add_argument(
-        "--checkpoint", metavar="FILE", help="record progress in FILE.json and resume from it"
-    )
-    backfill.add_argument("--rate", type=float, metavar="N", help="scan at most N items per second")
-    backfill.add_argument(
-        "--move", action="store_true", help="move items whose primary key changed"
-    )
-    backfill.add_argument("--endpoint", metavar="URL", help="DynamoDB endpoint URL")
-    backfill.add_argument("--region", metavar="REGION", help="AWS region")
-    backfill.add_argument("--table", metavar="NAME", help="physical table name (the Table's)")
-    backfill.add_argument("-q", "--quiet", action="store_true", help="no progress line")
-    backfill.set_defaults(handler=cmd_backfill, parser=backfill)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .._backfill.job_items import is_job_item
 from .._context import PlanContext
 from .._verbs.guards import GUARD_TYPE
 from .layout_items import (
@@ -308,7 +309,7 @@ def build_layout(
     repository: type[Repository], items: Iterable[Mapping[str, Any]], *, source: str = ""
 ) -> Layout:
     """Group ``items`` by partition (in the table and in each index) and evaluate every pattern
-    of ``repository`` on them."""
+    of ``repository`` on them (a backfill job's bookkeeping items are left out)."""
     from .._patterns.declare import DeclaredPattern
 
     table = repository.__singletable_table__
@@ -318,7 +319,7 @@ def build_layout(
         if item.get(table.pk) is None:
             raise ItemsError(f"{source or 'items'}: item {number} has no {table.pk!r} attribute")
     rows: list[Row] = []
-    for item in table_order(table, items):
+    for item in table_order(table, [i for i in items if not is_job_item(i, table)]):
         tag = item.get(table.type_attribute)
         type_name = format_value(tag) if tag is not None else None
         spec = specs.get(type_name) if type_name is not None else None

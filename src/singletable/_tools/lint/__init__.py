@@ -38,6 +38,11 @@ Rules (code, severity, subject):
                                       acknowledge it or drop the former tags
 ``propagation``             info      pattern: a ``propagate(...)``: which fields are copies,
                                       and the pattern it rewrites them through
+``write-amplification``     info      ``Entity``: a write (create, put, update or delete) whose
+                                      index writes cost more than 4x its table write, priced as
+                                      ``explain(costs=True)`` prices it (an update that can
+                                      change an index key writes that index twice); the
+                                      indexes are named with their units
 ``unused-acknowledgement``  info      acknowledgement key that matches no finding
 ``invalid-acknowledgement`` error     acknowledgement key with an unknown code or no reason
 ==========================  ========  ==========================================================
@@ -62,9 +67,10 @@ get cleaned up. Subclasses inherit the mapping (extend it with ``{**Base.lint_ac
 
 The package: ``findings`` (the ``Finding`` record and ``RULES``), ``languages`` (key templates
 as regular languages, so collisions, overlaps and orders are decided exactly), ``rules`` (one
-generator per rule, and ``check``), ``report`` (explain tables, acknowledgements, text and JSON
-output). It is tooling, never imported by the library, so it uses dataclasses freely (the
-library avoids them for import time).
+generator per rule, and ``check``; ``amplification`` holds ``write-amplification``),
+``report`` (explain tables, acknowledgements, text and JSON output). It is tooling, never
+imported by the library, so it uses dataclasses freely (the library avoids them for import
+time).
 """
 
 from .findings import LINT_URL, RULES, SEVERITIES, Finding, Severity, exit_status, summary

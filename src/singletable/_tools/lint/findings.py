@@ -30,6 +30,7 @@ RULES: dict[str, Severity] = {
     "implicit-type-tag": "info",
     "former-types": "info",
     "propagation": "info",
+    "write-amplification": "info",
     "unused-acknowledgement": "info",
     "invalid-acknowledgement": "error",
 }

@@ -26,48 +26,90 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def _explain_cells(repository: type[Repository], quote: str) -> list[tuple[str, ...]]:
-    """Each pattern's explain row as the table's cells (conditions between ``quote``s)."""
+COST_COLUMNS = ("RCU", "WCU")
+
+
+def _explain_cells(
+    repository: type[Repository],
+    quote: str,
+    costs: bool = False,
+    items: Sequence[Mapping[str, Any]] | None = None,
+) -> list[tuple[str, ...]]:
+    """Each pattern's explain row as the table's cells (conditions between ``quote``s), with
+    the ``RCU`` and ``WCU`` cells when priced."""
+    priced = costs or items is not None
     rows: list[tuple[str, ...]] = []
-    for row in repository.explain():
+    for row in repository.explain(costs=priced, items=items):
         condition = f"{quote}{row.key_condition}{quote}"
         if row.filter:
             condition += f" filter {quote}{row.filter}{quote}"
-        rows.append(
-            (
-                row.pattern,
-                row.operation,
-                row.index or "table",
-                condition,
-                ", ".join(row.entity_types),
-                row.order,
-            )
+        cells: tuple[str, ...] = (
+            row.pattern,
+            row.operation,
+            row.index or "table",
+            condition,
+            ", ".join(row.entity_types),
+            row.order,
         )
+        if priced:
+            cells += (f"{row.rcu:g}", write_units_text(row.wcu or {}))
+        rows.append(cells)
     return rows
 
 
-def explain_markdown(repository: type[Repository]) -> str:
+def explain_markdown(
+    repository: type[Repository],
+    *,
+    costs: bool = False,
+    items: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
     """The access-pattern table as Markdown: one row per pattern, every row one request
-    (``Query+BatchGetItem`` for hydrating patterns)."""
+    (``Query+BatchGetItem`` for hydrating patterns). ``costs=True`` (or sample ``items``) adds
+    the ``RCU`` of one call and the ``WCU`` of each write verb (``Repo.explain(costs=True)``)."""
+    priced = costs or items is not None
+    columns = EXPLAIN_COLUMNS + (COST_COLUMNS if priced else ())
     lines = [
-        "| " + " | ".join(EXPLAIN_COLUMNS) + " |",
-        "|" + "|".join("---" for _ in EXPLAIN_COLUMNS) + "|",
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join("---" for _ in columns) + "|",
     ]
-    for cells in _explain_cells(repository, "`"):
+    for cells in _explain_cells(repository, "`", costs, items):
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def explain_text(repository: type[Repository], width: int | None = None) -> str:
+def explain_text(
+    repository: type[Repository],
+    width: int | None = None,
+    *,
+    costs: bool = False,
+    items: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
     """The access-pattern table as aligned text, wrapped to ``width`` columns when given
     (what ``singletable explain`` prints on a terminal)."""
-    return text_table(EXPLAIN_COLUMNS, _explain_cells(repository, ""), width)
+    priced = costs or items is not None
+    columns = EXPLAIN_COLUMNS + (COST_COLUMNS if priced else ())
+    return text_table(columns, _explain_cells(repository, "", costs, items), width)
 
 
-def explain_json(repository: type[Repository]) -> str:
-    """The access-pattern table as JSON (a list of row objects)."""
-    rows: list[dict[str, Any]] = [row.as_dict() for row in repository.explain()]
-    return json.dumps(rows, indent=2) + "\n"
+def write_units_text(wcu: Mapping[str, Mapping[str, int]]) -> str:
+    """``create 3 (table 1, GSI1 1, Inverted 1); ...``: each verb's total and its parts."""
+    parts = []
+    for verb, units in wcu.items():
+        detail = ", ".join(f"{where} {n}" for where, n in units.items())
+        parts.append(f"{verb} {sum(units.values())} ({detail})")
+    return "; ".join(parts)
+
+
+def explain_json(
+    repository: type[Repository],
+    *,
+    costs: bool = False,
+    items: Sequence[Mapping[str, Any]] | None = None,
+) -> str:
+    """The access-pattern table as JSON (a list of row objects; with ``rcu`` and ``wcu`` when
+    priced)."""
+    rows = repository.explain(costs=costs, items=items)
+    return json.dumps([row.as_dict() for row in rows], indent=2) + "\n"
 
 
 # -- acknowledgements --------------------------------------------------------------------------

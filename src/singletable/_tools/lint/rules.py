@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from .amplification import rule_write_amplification
 from .findings import SEVERITIES, Finding, new_finding
 from .languages import (
     can_sort_after,
@@ -564,6 +565,7 @@ _RULES: tuple[Callable[[_Model], Iterable[Finding]], ...] = (
     _rule_type_tag,
     _rule_former_types,
     _rule_propagation,
+    rule_write_amplification,
 )
 
 
