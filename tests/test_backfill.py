@@ -444,6 +444,44 @@ def test_a_checkpoint_of_another_job_is_refused(repos: Any, tmp_path: Path, reco
     assert recorder.operations == []
 
 
+@pytest.mark.parametrize(
+    ("tamper", "field"),
+    [
+        (lambda d: d["segments"].pop(), "segments"),  # a segment fewer: its items never fixed
+        (lambda d: d["segments"][1].__setitem__("done", "no"), "segments[1].done"),
+        (lambda d: d["segments"][0].__setitem__("start", "ORDER#o1"), "segments[0].start"),
+        (lambda d: d["report"].__setitem__("updated", "7"), "report.updated"),
+    ],
+)
+def test_a_tampered_checkpoint_is_refused_before_anything_runs(
+    repos: Any, client: Any, tmp_path: Path, recorder: Any, tamper: Any, field: str
+) -> None:
+    old, new = repos
+    seed(old, new, stale=6, fresh=0, notes=0)
+    path = tmp_path / "job.json"
+
+    def crash(**_: Any) -> None:
+        raise Crash
+
+    events = client.meta.events
+    events.register("before-call.dynamodb.UpdateItem", crash, unique_id="bf-tamper")
+    try:  # the run stops at its first fix, leaving its checkpoint (fixes in flight)
+        with pytest.raises(Crash):
+            new.backfill(Order, segments=2, checkpoint=path)
+    finally:
+        events.unregister("before-call.dynamodb.UpdateItem", unique_id="bf-tamper")
+    data = json.loads(path.read_text())
+    tamper(data)
+    path.write_text(json.dumps(data))
+    before = orders_stored(new)
+    recorder.clear()
+    with pytest.raises(InvalidRequestError) as caught:
+        new.backfill(Order, segments=2, checkpoint=path)
+    assert f"{path} is damaged: {field} " in caught.value.message
+    assert recorder.operations == []  # nothing sent, nothing written
+    assert orders_stored(new) == before and path.exists()  # the file is kept for a look
+
+
 # -- kill and resume -------------------------------------------------------------------------------
 
 

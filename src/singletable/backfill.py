@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from ._checkpoint import check_checkpoint
 from .errors import InvalidRequestError, ServiceError, SingleTableError, TransactionCanceled
 from .flows import Flow, Gather, Send, Sleep
 from .writes.backfill import BackfillFailure, BackfillPlan, BackfillReport, Decision, same_item
@@ -89,7 +90,9 @@ def backfill(
         "dry_run": dry_run,
         "move": move,
     }
-    store = CheckpointFile(os.fspath(checkpoint), job) if checkpoint is not None else None
+    store = None
+    if checkpoint is not None:
+        store = CheckpointFile(os.fspath(checkpoint), job, plan.key_attrs)
     state = (store.load() if store is not None else None) or JobState(segments)
     reporter = _reporter(progress, spec.name, segments)
     run = _Run(planner, plan, state, store, reporter, dry_run=dry_run, move=move)
@@ -249,9 +252,10 @@ class JobState:
 class CheckpointFile:
     """A backfill's checkpoint: JSON, replaced atomically after every page."""
 
-    def __init__(self, path: str, job: dict[str, Any]) -> None:
+    def __init__(self, path: str, job: dict[str, Any], key_attributes: Sequence[str]) -> None:
         self.path = path
         self.job = job
+        self.key_attributes = tuple(key_attributes)
 
     def load(self) -> JobState | None:
         """The state of an earlier run of the same job, or None (no file: a new job)."""
@@ -277,6 +281,7 @@ class CheckpointFile:
                 "file to start over",
                 key=self.path,
             )
+        check_checkpoint(data, self.path, self.job["segments"], self.key_attributes)
         try:
             return JobState.from_json(data)
         except (KeyError, TypeError, ValueError):

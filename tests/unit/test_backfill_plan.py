@@ -144,13 +144,14 @@ def test_an_undecodable_item_is_a_failure_without_its_contents() -> None:
 
 
 JOB = {"entity": "Order", "segments": 2}
+KEY = ("PK", "SK")
 
 
 def test_checkpoint_round_trips_and_is_replaced_atomically(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "cp.json"
-    store = CheckpointFile(str(path), JOB)
+    store = CheckpointFile(str(path), JOB, KEY)
     assert store.load() is None
     state = JobState(2)
     state.positions[0] = {"start": {"PK": {"S": "a"}, "SK": {"S": "b"}}, "done": False}
@@ -184,7 +185,7 @@ def test_a_failed_save_leaves_the_old_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "cp.json"
-    store = CheckpointFile(str(path), JOB)
+    store = CheckpointFile(str(path), JOB, KEY)
     store.save(JobState(2))
     before = path.read_text()
 
@@ -202,9 +203,75 @@ def test_a_failed_save_leaves_the_old_checkpoint(
 
 def test_a_checkpoint_of_another_job_names_what_differs(tmp_path: Path) -> None:
     path = tmp_path / "cp.json"
-    CheckpointFile(str(path), JOB).save(JobState(2))
+    CheckpointFile(str(path), JOB, KEY).save(JobState(2))
     with pytest.raises(InvalidRequestError, match="segments differ"):
-        CheckpointFile(str(path), {**JOB, "segments": 3}).load()
+        CheckpointFile(str(path), {**JOB, "segments": 3}, KEY).load()
+
+
+def _saved(path: Path) -> dict[str, Any]:
+    """A checkpoint as a run writes it: one segment half way, one done, counts, a fix."""
+    state = JobState(2)
+    state.positions[0] = {"start": {"PK": {"S": "a"}, "SK": {"S": "b"}}, "done": False}
+    state.positions[1] = {"start": None, "done": True}
+    state.scanned, state.matched, state.updated = 5, 4, 2
+    state.failed.append(BackfillFailure({"PK": "x", "SK": "y"}, "why"))
+    state.in_flight[("p", "s")] = ("stale", None)
+    CheckpointFile(str(path), JOB, KEY).save(state)
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+@pytest.mark.parametrize(
+    ("tamper", "field"),
+    [
+        (lambda d: d["segments"].pop(), "segments"),  # one segment fewer than segments=
+        (lambda d: d["segments"].append({"start": None, "done": False}), "segments"),
+        (lambda d: d.__setitem__("segments", {"0": None}), "segments"),
+        (lambda d: d["segments"].__setitem__(0, None), "segments[0]"),
+        (lambda d: d["segments"][0].__setitem__("start", "PK=a"), "segments[0].start"),
+        (lambda d: d["segments"][0].__setitem__("start", 7), "segments[0].start"),
+        (lambda d: d["segments"][0].__setitem__("start", {"PK": {"S": "a"}}), "segments[0].start"),
+        (lambda d: d["segments"][0]["start"].__setitem__("SK", {"S": 1}), "segments[0].start.SK"),
+        (lambda d: d["segments"][0]["start"].__setitem__("SK", ["S", "b"]), "segments[0].start.SK"),
+        (lambda d: d["segments"][0].__setitem__("done", "no"), "segments[0].done"),
+        (lambda d: d["segments"][0].__setitem__("done", True), "segments[0].start"),
+        (lambda d: d["segments"][1].pop("done"), "segments[1]"),
+        (lambda d: d["report"].__setitem__("scanned", "5"), "report.scanned"),
+        (lambda d: d["report"].__setitem__("updated", -1), "report.updated"),
+        (lambda d: d["report"].__setitem__("matched", 4.5), "report.matched"),
+        (lambda d: d["report"].__setitem__("moved", True), "report.moved"),
+        (lambda d: d["report"].pop("up_to_date"), "report.up_to_date"),
+        (lambda d: d["report"].__setitem__("failed", [{"key": "x"}]), "report.failed[0]"),
+        (lambda d: d["report"].__setitem__("consumed_capacity", "lots"), "report.consumed_capacity"),
+        (lambda d: d.__setitem__("report", []), "report"),
+        (lambda d: d["in_flight"].__setitem__(0, [["p", "s"], "gone", None]), "in_flight[0][1]"),
+        (lambda d: d["in_flight"].__setitem__(0, [[1, 2], "stale", None]), "in_flight[0][0]"),
+        (lambda d: d["in_flight"].__setitem__(0, "p"), "in_flight[0]"),
+        (lambda d: d.__setitem__("moved_to", [["a", "b", "c"]]), "moved_to[0]"),
+        (lambda d: d.pop("moved_to"), "moved_to"),
+    ],
+)
+def test_a_damaged_checkpoint_is_refused_naming_the_file_and_field(
+    tmp_path: Path, tamper: Any, field: str
+) -> None:
+    path = tmp_path / "cp.json"
+    data = _saved(path)
+    tamper(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidRequestError) as caught:
+        CheckpointFile(str(path), JOB, KEY).load()
+    message = caught.value.message
+    assert f"{path} is damaged: {field} " in message, message
+    assert caught.value.key == str(path)
+
+
+def test_an_intact_checkpoint_with_every_field_set_loads(tmp_path: Path) -> None:
+    path = tmp_path / "cp.json"
+    _saved(path)
+    loaded = CheckpointFile(str(path), JOB, KEY).load()
+    assert loaded is not None and loaded.scanned == 5 and loaded.resumed == {
+        ("p", "s"): ("stale", None)
+    }
 
 
 # -- progress --------------------------------------------------------------------------------------
