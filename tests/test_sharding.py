@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from singletable import GSI, Entity, Repository, Shard, Table, get, query
+from singletable import GSI, Attr, Entity, Repository, Shard, Table, get, query
 from singletable.entity import spec_of
 from singletable.errors import (
     InvalidCursor,
@@ -205,6 +205,14 @@ def test_scatter_cursors_are_bound(repo: Desk) -> None:
         repo.by_state(state=State.CLOSED, cursor=page.cursor)
     with pytest.raises(InvalidCursor):
         repo.newest_by_state(state=State.OPEN, cursor=page.cursor)
+    # a call-time filter is bound with the attribute names it reads, nested paths included
+    made_under, used_under = Attr("extra.note").not_exists(), Attr("extra.body").not_exists()
+    page = repo.by_state(state=State.OPEN, limit=2, where=made_under)
+    assert page.cursor is not None
+    with pytest.raises(InvalidCursor):
+        repo.by_state(state=State.OPEN, cursor=page.cursor, where=used_under)
+    rest = repo.by_state.all(state=State.OPEN, cursor=page.cursor, where=made_under)
+    assert len(list(rest)) == 4
 
 
 def sort_key(t: Ticket) -> tuple[str, str]:

@@ -335,7 +335,10 @@ class KeyedPattern(Pattern):
                 list(sort.values) if sort else None,
                 sorted((k, repr(v)) for k, v in filter_values.items()),
                 self.order,
+                # the whole filter: its text, the attribute names behind #w placeholders
+                # (Attr("note") and Attr("body") compile to the same text) and the values
                 call_filter[0] if call_filter else None,
+                sorted(call_filter[1].items()) if call_filter else None,
                 sorted(call_filter[2].items()) if call_filter else None,
             ),
             limit,
