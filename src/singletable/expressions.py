@@ -19,7 +19,22 @@ from .wire import Wire
 ValueEncoder = Callable[[str, Any], Wire]
 """Encodes the value compared with a path (``top-level field name``, value) -> wire value."""
 
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+# A document path: a name, then ``.name`` or ``[index]`` steps. A list index is ASCII digits
+# only (``\d`` would also take other scripts' digits, which DynamoDB refuses).
+_PATH = re.compile(r"[^.\[\]]+(?:\.[^.\[\]]+|\[[0-9]+\])*")
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
+
+
+def check_path(path: str) -> str:
+    """``path`` when it is a document path (``name``, ``a.b``, ``lines[0].qty``), else
+    :class:`InvalidRequestError` naming it: nothing malformed is spliced into an expression."""
+    if _PATH.fullmatch(path) is None:
+        raise InvalidRequestError(
+            f"attribute path {path!r} is not a document path: write name, name.key or "
+            "name[0] (a list index is ASCII digits)",
+            key=path,
+        )
+    return path
 
 
 class Param(FrozenRecord):
@@ -61,7 +76,7 @@ class ExpressionBuilder:
         if path and "." not in path and "[" not in path and "]" not in path:
             return self.name(path)  # one attribute name: the common case, no regex
         parts: list[str] = []
-        for match in _PATH_PART.finditer(path):
+        for match in _PATH_PART.finditer(check_path(path)):
             if match.group(1) is not None:
                 parts.append(("." if parts else "") + self.name(match.group(1)))
             else:
@@ -176,7 +191,7 @@ class _Compare(_Node):
         return {self.value.name} if isinstance(self.value, Param) else set()
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        return _paths(self.path, self.value)
 
 
 class _Between(_Node):
@@ -197,7 +212,7 @@ class _Between(_Node):
         return {v.name for v in (self.low, self.high) if isinstance(v, Param)}
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        return _paths(self.path, self.low, self.high)
 
 
 class _Function(_Node):
@@ -225,7 +240,7 @@ class _Function(_Node):
         return {self.value.name} if isinstance(self.value, Param) else set()
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        return _paths(self.path, self.value)
 
 
 class _In(_Node):
@@ -259,7 +274,14 @@ class _In(_Node):
         return {v.name for v in self.options if isinstance(v, Param)}
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        options = () if isinstance(self.options, Param) else self.options
+        return _paths(self.path, *options)
+
+
+def _paths(path: str, *operands: Any) -> set[str]:
+    """The paths a condition reads: its own and those of operands that are attributes
+    (``Attr("a").eq(Attr("b"))`` reads both)."""
+    return {path, *(operand.path for operand in operands if isinstance(operand, Attr))}
 
 
 class _Join(_Node):
@@ -328,7 +350,7 @@ class Attr:
     def __init__(self, path: str) -> None:
         if not isinstance(path, str) or not path:
             raise InvalidRequestError("Attr() needs an attribute name")
-        self.path = path
+        self.path = check_path(path)
 
     def __repr__(self) -> str:
         return f"Attr({self.path!r})"

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from ..context import PlanContext
 from ..entity import EntitySpec
 from ..errors import InvalidCursor, InvalidRequestError, KeyTemplateError, ModelDefinitionError
-from ..expressions import CompileContext, Condition, ExpressionBuilder
+from ..expressions import CompileContext, Condition, ExpressionBuilder, top_field
 from ..key_formats import KeyKind, key_type_of
 from ..keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from ..paging import binding_of
@@ -147,6 +147,9 @@ class KeyedPattern(Pattern):
                 "query the table"
             )
         self.filter_params = self.where.param_names() if self.where is not None else set()
+        read_key = self._key_attribute_read(self.where)
+        if read_key is not None:
+            raise ModelDefinitionError(f"{where}: {self._key_filter_refusal(read_key)}")
         clash = self.filter_params & (set(self.plan.pk.fields) | self._sk_fields() | CALL_KEYWORDS)
         if clash:
             raise ModelDefinitionError(
@@ -423,6 +426,11 @@ class KeyedPattern(Pattern):
                 "(Param is for filters declared on the pattern)",
                 key="where",
             )
+        read_key = self._key_attribute_read(where)
+        if read_key is not None:
+            raise InvalidRequestError(
+                f"{self.name}: {self._key_filter_refusal(read_key)}", key=read_key
+            )
         unprojected = self._unprojected(where)
         if unprojected:
             raise InvalidRequestError(
@@ -437,6 +445,24 @@ class KeyedPattern(Pattern):
     def _unprojected(self, where: Condition) -> list[str]:
         """The attributes a filter reads that the pattern's index does not project."""
         return []
+
+    def _key_attribute_read(self, where: Condition | None) -> str | None:
+        """A key attribute of the queried index or table that ``where`` reads, or None:
+        DynamoDB refuses a filter on one (it belongs in the key condition)."""
+        if where is None:
+            return None
+        keys = self.plan.keys
+        read = {top_field(path) for path in where.attribute_paths()}
+        return next((a for a in (keys.pk, keys.sk) if a and a in read), None)
+
+    def _key_filter_refusal(self, attribute: str) -> str:
+        sk = self.plan.sk
+        fields = [*self.plan.pk.fields, *(sk.fields if sk is not None else ())]
+        return (
+            f"the filter reads {attribute}, a key attribute of {self.index or 'the table'}, "
+            "and DynamoDB refuses filters on key attributes; narrow the query with its key "
+            f"keywords ({', '.join(fields)}) or a range lookup instead"
+        )
 
     def _filter_encoder(self) -> Callable[[str, Any], Any]:
         specs = self.specs
