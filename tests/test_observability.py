@@ -11,6 +11,7 @@ its numbers. moto reports a GSI's capacity under ``LocalSecondaryIndexes`` with
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
@@ -234,6 +235,53 @@ def test_async_parent(backend: Any, spans: tuple[TracerProvider, InMemorySpanExp
     assert (request.name, outer.name) == ("DynamoDB.GetItem", "handler")
     assert request.parent is not None and outer.context is not None
     assert request.parent.span_id == outer.context.span_id
+
+
+class HandlerBroke(Exception):
+    """An application's botocore event handler failing (not botocore's error, not ours)."""
+
+
+@pytest.mark.parametrize(
+    ("stop", "outcome"),
+    [
+        (lambda: HandlerBroke("the audit handler broke"), "HandlerBroke"),
+        (asyncio.CancelledError, "cancelled"),
+    ],
+)
+def test_a_request_that_did_not_complete_is_reported_failed(
+    make_repo: Callable[..., Any],
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+    stop: Callable[[], BaseException],
+    outcome: str,
+) -> None:
+    """A request stopped by an exception that is neither botocore's nor singletable's (an event
+    handler's error, a cancellation) is logged and reported as failed, never as ok: the hooks
+    get the exception, the log record its outcome, the span the ERROR status."""
+    provider, exporter = spans
+    calls: list[CallInfo] = []
+    repo = make_repo(Shop, shop, hooks=[calls.append, OpenTelemetryHook(tracer_provider=provider)])
+    raised = stop()
+
+    def interrupt(**_: Any) -> None:
+        raise raised
+
+    events = client.meta.events
+    events.register("before-send.dynamodb.GetItem", interrupt, unique_id="obs-stop")
+    try:
+        with caplog.at_level(logging.DEBUG, logger="singletable"), pytest.raises(type(raised)):
+            repo.customer(customer_id=SECRET_ID)
+    finally:
+        events.unregister("before-send.dynamodb.GetItem", unique_id="obs-stop")
+    (call,) = calls
+    assert call.operation == "GetItem" and call.error is raised
+    (record,) = [r for r in caplog.records if r.name == "singletable"]
+    assert record.singletable_error == outcome  # type: ignore[attr-defined]
+    assert record.getMessage().endswith(f" {outcome}") and " ok" not in record.getMessage()
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "DynamoDB.GetItem" and span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == type(raised).__qualname__
 
 
 # -- consumed capacity -----------------------------------------------------------------------
