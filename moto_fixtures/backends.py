@@ -39,19 +39,35 @@ TTL_API = "ttl_api"  # UpdateTimeToLive (DescribeTimeToLive exists everywhere)
 RETURN_VALUES_ON_CCF = "return_values_on_condition_check_failure"  # Item on CCF errors
 STREAMS = "streams"  # StreamSpecification + the dynamodbstreams API
 UNPROCESSED_KEYS_AT_16MB = "unprocessed_keys_at_16mb"  # BatchGetItem response cap is 16 MB
+MULTI_ATTRIBUTE_KEYS = "multi_attribute_keys"  # a GSI keyed on several attributes (moto >= 5.2.5)
 
 ALL_FEATURES: frozenset[str] = frozenset(
-    {TRANSACTIONS, TTL_API, RETURN_VALUES_ON_CCF, STREAMS, UNPROCESSED_KEYS_AT_16MB}
+    {
+        TRANSACTIONS,
+        TTL_API,
+        RETURN_VALUES_ON_CCF,
+        STREAMS,
+        UNPROCESSED_KEYS_AT_16MB,
+        MULTI_ATTRIBUTE_KEYS,
+    }
 )
 
 _MISSING: dict[str, frozenset[str]] = {
     "inproc": frozenset(),
     "moto_server": frozenset(),
     # dynalite 4.0.0: UnknownOperationException for Transact*/UpdateTimeToLive, ignores
-    # StreamSpecification, never returns Item on ConditionalCheckFailed, and caps BatchGetItem
-    # responses at ~1.4 MB (1 MB + max item size) instead of 16 MB.
+    # StreamSpecification, never returns Item on ConditionalCheckFailed, caps BatchGetItem
+    # responses at ~1.4 MB (1 MB + max item size) instead of 16 MB, and keys an index on one
+    # partition and one sort attribute only.
     "dynalite": frozenset(
-        {TRANSACTIONS, TTL_API, RETURN_VALUES_ON_CCF, STREAMS, UNPROCESSED_KEYS_AT_16MB}
+        {
+            TRANSACTIONS,
+            TTL_API,
+            RETURN_VALUES_ON_CCF,
+            STREAMS,
+            UNPROCESSED_KEYS_AT_16MB,
+            MULTI_ATTRIBUTE_KEYS,
+        }
     ),
     "endpoint": frozenset(),
 }
@@ -66,6 +82,7 @@ FEATURE_GAPS: dict[str, str] = {
     ),
     STREAMS: "no Streams",
     UNPROCESSED_KEYS_AT_16MB: "BatchGetItem answers end at about 1.4 MB, not 16 MB",
+    MULTI_ATTRIBUTE_KEYS: "no multi-attribute keys (an index keyed on several attributes)",
 }
 OTHER_GAPS: dict[str, tuple[str, ...]] = {
     "inproc": (
@@ -172,6 +189,20 @@ class Backend:
         us-east-1, dummy credentials (except ``endpoint``), 2 attempts in ``standard`` retry mode
         and 5 s timeouts, so a moto-server crash (HTTP 500) costs at most one quick retry.
         """
+        client: DynamoDBClient = self._client("dynamodb", config)
+        self._track_created_tables(client)
+        return client
+
+    def streams_client(self) -> Any:
+        """A NEW boto3 ``dynamodbstreams`` client for this backend (moto serves the Streams
+        API in process and on its server; dynalite has none). On the local backends it uses
+        the classic Streams endpoint: botocore 1.44+ otherwise sends calls naming a stream ARN
+        to an account-based host, which moto does not route."""
+        if self.name == "endpoint":
+            return self._client("dynamodbstreams", {})
+        return self._client("dynamodbstreams", {"account_id_endpoint_mode": "disabled"})
+
+    def _client(self, service: str, config: dict[str, Any]) -> Any:
         from botocore.config import Config
 
         if self.name == "endpoint":
@@ -181,31 +212,28 @@ class Backend:
                 read_timeout=30,
             )
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-            client = _session("endpoint").client(
-                "dynamodb",
+            return _session("endpoint").client(
+                service,  # type: ignore[call-overload]
                 region_name=region or DEFAULT_REGION,
                 endpoint_url=self.endpoint_url,
                 config=defaults.merge(Config(**config)),
             )
-        else:
-            options: dict[str, Any] = {
-                "retries": {"total_max_attempts": 2, "mode": "standard"},
-                "connect_timeout": 5,
-                "read_timeout": 5,
-                # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not redirect the
-                # in-process client away from moto (not in botocore-stubs, hence the dict)
-                "ignore_configured_endpoint_urls": True,
-            }
-            client = _session("local").client(
-                "dynamodb",
-                region_name=DEFAULT_REGION,
-                endpoint_url=self.endpoint_url,
-                aws_access_key_id=DUMMY_CREDENTIALS["aws_access_key_id"],
-                aws_secret_access_key=DUMMY_CREDENTIALS["aws_secret_access_key"],
-                config=Config(**options).merge(Config(**config)),
-            )
-        self._track_created_tables(client)
-        return client
+        options: dict[str, Any] = {
+            "retries": {"total_max_attempts": 2, "mode": "standard"},
+            "connect_timeout": 5,
+            "read_timeout": 5,
+            # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not redirect the
+            # in-process client away from moto (not in botocore-stubs, hence the dict)
+            "ignore_configured_endpoint_urls": True,
+        }
+        return _session("local").client(
+            service,  # type: ignore[call-overload]
+            region_name=DEFAULT_REGION,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id=DUMMY_CREDENTIALS["aws_access_key_id"],
+            aws_secret_access_key=DUMMY_CREDENTIALS["aws_secret_access_key"],
+            config=Config(**options).merge(Config(**config)),
+        )
 
     def _track_created_tables(self, client: DynamoDBClient) -> None:
         created = self.created_tables

@@ -242,7 +242,7 @@ def _saved(path: Path) -> dict[str, Any]:
         (lambda d: d["report"].__setitem__("moved", True), "report.moved"),
         (lambda d: d["report"].pop("up_to_date"), "report.up_to_date"),
         (lambda d: d["report"].__setitem__("failed", [{"key": "x"}]), "report.failed[0]"),
-        (lambda d: d["report"].__setitem__("consumed_capacity", "lots"), "report.consumed_capacity"),
+        (lambda d: d["report"].update(consumed_capacity="lots"), "report.consumed_capacity"),
         (lambda d: d.__setitem__("report", []), "report"),
         (lambda d: d["in_flight"].__setitem__(0, [["p", "s"], "gone", None]), "in_flight[0][1]"),
         (lambda d: d["in_flight"].__setitem__(0, [[1, 2], "stale", None]), "in_flight[0][0]"),
@@ -269,9 +269,11 @@ def test_an_intact_checkpoint_with_every_field_set_loads(tmp_path: Path) -> None
     path = tmp_path / "cp.json"
     _saved(path)
     loaded = CheckpointFile(str(path), JOB, KEY).load()
-    assert loaded is not None and loaded.scanned == 5 and loaded.resumed == {
-        ("p", "s"): ("stale", None)
-    }
+    assert (
+        loaded is not None
+        and loaded.scanned == 5
+        and loaded.resumed == {("p", "s"): ("stale", None)}
+    )
 
 
 # -- progress --------------------------------------------------------------------------------------
