@@ -157,6 +157,20 @@ def test_dry_run_sends_no_write(repos: Any, recorder: Any) -> None:
     assert table_items(new) == before
 
 
+def test_a_dry_run_s_progress_line_says_what_it_would_do(
+    repos: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = repos
+    seed(old, new)
+    capsys.readouterr()
+    new.backfill(Order, dry_run=True, progress=True)
+    line = capsys.readouterr().err.splitlines()[-1]  # not a terminal: the final line last
+    assert "matched 10, would update 7, would move 0, failed 0" in line, line
+    new.backfill(Order, progress=True)
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert "matched 10, updated 7, moved 0, failed 0" in line, line
+
+
 def test_other_entity_types_are_untouched(repos: Any, recorder: Any) -> None:
     old, new = repos
     seed(old, new)

@@ -94,7 +94,7 @@ def backfill(
     if checkpoint is not None:
         store = CheckpointFile(os.fspath(checkpoint), job, plan.key_attrs)
     state = (store.load() if store is not None else None) or JobState(segments)
-    reporter = _reporter(progress, spec.name, segments)
+    reporter = _reporter(progress, spec.name, dry_run=dry_run)
     run = _Run(planner, plan, state, store, reporter, dry_run=dry_run, move=move)
     limit = context.default_limit
     if max_items_per_second is not None:
@@ -579,7 +579,8 @@ class CallbackReporter(Reporter):
 class ProgressDisplay(Reporter):
     """``progress=True``: one line on ``stream`` (stderr). On a terminal it is redrawn in place
     (a carriage return, at most ten times a second); elsewhere (a log, CI) a plain line is
-    written every ``every`` seconds, and one at the end."""
+    written every ``every`` seconds, and one at the end. A dry run's line counts what it
+    *would* update and move."""
 
     def __init__(
         self,
@@ -588,8 +589,10 @@ class ProgressDisplay(Reporter):
         *,
         every: float = 5.0,
         clock: Callable[[], float] = time.monotonic,
+        dry_run: bool = False,
     ) -> None:
         self.entity = entity
+        self.verbs = ("would update", "would move") if dry_run else ("updated", "moved")
         self.stream = stream if stream is not None else sys.stderr
         isatty = getattr(self.stream, "isatty", None)
         self.live = bool(isatty()) if callable(isatty) else False
@@ -602,7 +605,8 @@ class ProgressDisplay(Reporter):
         elapsed = max(self.clock() - self.started, 1e-9)
         return (
             f"backfill {self.entity}: scanned {report.scanned:,}, matched {report.matched:,}, "
-            f"updated {report.updated:,}, moved {report.moved:,}, failed {len(report.failed):,}, "
+            f"{self.verbs[0]} {report.updated:,}, {self.verbs[1]} {report.moved:,}, "
+            f"failed {len(report.failed):,}, "
             f"{report.scanned / elapsed:,.0f} items/s, segments {done}/{segments} done"
         )
 
@@ -624,9 +628,9 @@ class ProgressDisplay(Reporter):
         self.stream.flush()
 
 
-def _reporter(progress: bool | Progress, entity: str, segments: int) -> Reporter | None:
+def _reporter(progress: bool | Progress, entity: str, *, dry_run: bool) -> Reporter | None:
     if progress is True:
-        return ProgressDisplay(entity)
+        return ProgressDisplay(entity, dry_run=dry_run)
     if progress is False:
         return None
     return CallbackReporter(progress)

@@ -309,6 +309,13 @@ def test_progress_on_a_terminal_redraws_one_line() -> None:
     assert "600 items/s" in text and "segments 1/4 done" in text and "segments 4/4 done" in text
 
 
+def test_a_dry_run_s_progress_line_says_would() -> None:
+    stream = io.StringIO()
+    ProgressDisplay("Order", stream, clock=Clock(), dry_run=True).finish(REPORT, 2)
+    assert ", would update 300, would move 0, failed 1," in stream.getvalue()
+    assert " updated " not in stream.getvalue()
+
+
 def test_progress_elsewhere_writes_a_line_every_few_seconds() -> None:
     stream, clock = io.StringIO(), Clock()
     display = ProgressDisplay("Order", stream, clock=clock, every=5.0)
