@@ -25,10 +25,12 @@ from singletable.markers import shard_of
 from singletable.writes.ops import WriteContext
 from singletable.writes.update import compile_update
 
+from .conftest import NOW
+
 SHARDS = 4
 T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
-desk = Table("Desk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+desk = Table("Desk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")], ttl_attribute="expires_at")
 
 
 class State(str, Enum):
@@ -41,11 +43,26 @@ class Ticket(Entity, table=desk, type="TICKET"):
     state: State
     opened_at: datetime
     shard: Annotated[int, Shard(SHARDS, of="ticket_id")] = 0
+    expires_at: datetime | None = None
 
     class Keys:
         pk = "TICKET#{ticket_id}"
         sk = "TICKET"
         GSI1 = ("STATE#{state}#{shard}", "{opened_at}#{ticket_id}")
+
+
+class Memo(Entity, table=desk, type="MEMO"):
+    """Another type in the tickets' index partitions: read by their Queries, never returned."""
+
+    memo_id: str
+    state: State
+    opened_at: datetime
+    shard: Annotated[int, Shard(SHARDS, of="memo_id")] = 0
+
+    class Keys:
+        pk = "MEMO#{memo_id}"
+        sk = "MEMO"
+        GSI1 = ("STATE#{state}#{shard}", "{opened_at}#{memo_id}")
 
 
 class Desk(Repository, table=desk):
@@ -54,9 +71,12 @@ class Desk(Repository, table=desk):
     newest_by_state = query(Ticket, index="GSI1", order="desc", scatter="shard", max_concurrency=2)
 
 
-def ticket(i: int, state: State = State.OPEN, minutes: int | None = None) -> Ticket:
+def ticket(
+    i: int, state: State = State.OPEN, minutes: int | None = None, expired: bool = False
+) -> Ticket:
     at = T0 + timedelta(minutes=i if minutes is None else minutes)
-    return Ticket(ticket_id=f"T{i:03d}", state=state, opened_at=at)
+    expires = NOW - timedelta(days=1) if expired else None  # before the repositories' clock
+    return Ticket(ticket_id=f"T{i:03d}", state=state, opened_at=at, expires_at=expires)
 
 
 @pytest.fixture
@@ -227,28 +247,91 @@ def sort_key(t: Ticket) -> tuple[str, str]:
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    minutes=st.lists(st.integers(0, 5), min_size=0, max_size=30),
+    # each item: its minute (repeated sort keys too) and what it is; a shard's page can end
+    # after items that are read but not returned (expired, another type), so a shard with more
+    # to read may return a short page, and the nearest shard's position must bound the merge
+    items=st.lists(
+        st.tuples(st.integers(0, 5), st.sampled_from(["live", "expired", "memo"])),
+        min_size=0,
+        max_size=30,
+    ),
     limit=st.integers(1, 7),
     descending=st.booleans(),
 )
 def test_pages_concatenate_to_the_sorted_whole(
-    make_repo: Any, minutes: list[int], limit: int, descending: bool
+    make_repo: Any, items: list[tuple[int, str]], limit: int, descending: bool
 ) -> None:
     repo: Desk = make_repo(Desk, desk)
-    old = list(repo.by_state.all(state=State.OPEN))
-    if old:
-        repo.batch_delete(old)
-    tickets = [ticket(i, minutes=m) for i, m in enumerate(minutes)]  # repeated sort keys too
-    if tickets:
-        repo.batch_put(tickets)
+    empty_table(repo)
+    tickets = [ticket(i, minutes=m, expired=kind == "expired") for i, (m, kind) in enumerate(items)]
+    memos = [
+        Memo(memo_id=f"T{i:03d}", state=State.OPEN, opened_at=T0 + timedelta(minutes=m))
+        for i, (m, kind) in enumerate(items)
+        if kind == "memo"
+    ]
+    tickets = [t for t, (_, kind) in zip(tickets, items) if kind != "memo"]
+    if tickets or memos:
+        repo.batch_put([*tickets, *memos])
     pattern = repo.newest_by_state if descending else repo.by_state
     seen = []
     for number, page in enumerate(pattern.pages(state=State.OPEN, limit=limit), start=1):
         assert len(page.items) <= limit
         seen += [t.ticket_id for t in page]
-        assert number <= 2 * len(tickets) + SHARDS + 2  # every page makes progress
-    expected = sorted(tickets, key=sort_key, reverse=descending)
+        assert number <= 2 * len(items) + SHARDS + 2  # every page makes progress
+    live = [t for t in tickets if t.expires_at is None]
+    expected = sorted(live, key=sort_key, reverse=descending)
     assert seen == [t.ticket_id for t in expected]
+
+
+def empty_table(repo: Any) -> None:
+    """Delete every item, whatever its type or expiry (the property's examples share a table)."""
+    client = repo.client
+    for item in client.scan(TableName=repo.table_name, ConsistentRead=True)["Items"]:
+        client.delete_item(TableName=repo.table_name, Key={"PK": item["PK"], "SK": item["SK"]})
+
+
+def test_a_short_page_of_one_shard_bounds_what_the_others_return(make_repo: Any) -> None:
+    """Two shards: the first two items of one are expired (read, not returned), so with
+    limit=1 its page is empty and ends before the other shard's first item. The merge may
+    return nothing from the other shard before it has read past that point: the nearest
+    shard's position bounds a page, not the farthest's."""
+    repo: Queues = make_repo(Queues, desk)
+    ids = {s: [i for i in range(60) if shard_of(f"J{i:02d}", 2) == s] for s in (0, 1)}
+    first = [f"J{i:02d}" for i in ids[0][:3]]  # the earliest three jobs, one shard
+    other = [f"J{i:02d}" for i in ids[1][:3]]  # the next three, the other shard
+    at = iter(range(10))
+    repo.batch_put(
+        [
+            Job(job_id=first[0], due=T0 + timedelta(minutes=next(at)), expires_at=NOW - DAY),
+            Job(job_id=first[1], due=T0 + timedelta(minutes=next(at)), expires_at=NOW - DAY),
+            Job(job_id=first[2], due=T0 + timedelta(minutes=next(at))),
+            *(Job(job_id=j, due=T0 + timedelta(minutes=next(at))) for j in other),
+        ]
+    )
+    page = repo.due(limit=1)
+    assert page.items == [] and page.cursor is not None  # the expired shard holds the rest back
+    ordered = [j.job_id for j in repo.due.all(limit=1)]
+    assert ordered == [first[2], *other]
+    assert [j.job_id for j in repo.due.all(limit=2)] == ordered
+
+
+DAY = timedelta(days=1)
+
+
+class Job(Entity, table=desk, type="JOB"):
+    job_id: str
+    due: datetime
+    expires_at: datetime | None = None
+    shard: Annotated[int, Shard(2, of="job_id")] = 0
+
+    class Keys:
+        pk = "JOB#{job_id}"
+        sk = "JOB"
+        GSI1 = ("DUE#{shard}", "{due}#{job_id}")
+
+
+class Queues(Repository, table=desk):
+    due = query(Job, index="GSI1", scatter="shard")
 
 
 hot = Table("Hot")
