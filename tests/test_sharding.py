@@ -240,36 +240,52 @@ def sort_key(t: Ticket) -> tuple[str, str]:
     return f"{t.opened_at:%Y-%m-%dT%H:%M:%S.%fZ}#{t.ticket_id}", f"TICKET#{t.ticket_id}"
 
 
+# Ticket numbers by the shard their ticket_id falls in, so a generated ticket lands where asked.
+NUMBERS_BY_SHARD = {
+    shard: [i for i in range(1000) if shard_of(f"T{i:03d}", SHARDS) == shard][:40]
+    for shard in range(SHARDS)
+}
+
+
 @settings(
-    max_examples=10,
+    max_examples=15,
     deadline=30_000,
     # one table per test: each example deletes what the previous one wrote
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    # each item: its minute (repeated sort keys too) and what it is; a shard's page can end
-    # after items that are read but not returned (expired, another type), so a shard with more
-    # to read may return a short page, and the nearest shard's position must bound the merge
+    # each item: its shard (among the first ``spread``), its minute (sort keys repeat) and
+    # what it is. A shard's page can end after items that are read but never returned (expired,
+    # another type), so a shard with more to read may return a short page: the nearest
+    # shard's position, not the farthest's, bounds what a merged page may hold
     items=st.lists(
-        st.tuples(st.integers(0, 5), st.sampled_from(["live", "expired", "memo"])),
+        st.tuples(
+            st.integers(0, SHARDS - 1),
+            st.integers(0, 5),
+            st.sampled_from(["live", "expired", "memo"]),
+        ),
         min_size=0,
         max_size=30,
     ),
-    limit=st.integers(1, 7),
+    spread=st.integers(2, SHARDS),
+    limit=st.sampled_from([1, 1, 2, 3, 5, 7]),
     descending=st.booleans(),
 )
 def test_pages_concatenate_to_the_sorted_whole(
-    make_repo: Any, items: list[tuple[int, str]], limit: int, descending: bool
+    make_repo: Any, items: list[tuple[int, int, str]], spread: int, limit: int, descending: bool
 ) -> None:
     repo: Desk = make_repo(Desk, desk)
     empty_table(repo)
-    tickets = [ticket(i, minutes=m, expired=kind == "expired") for i, (m, kind) in enumerate(items)]
-    memos = [
-        Memo(memo_id=f"T{i:03d}", state=State.OPEN, opened_at=T0 + timedelta(minutes=m))
-        for i, (m, kind) in enumerate(items)
-        if kind == "memo"
-    ]
-    tickets = [t for t, (_, kind) in zip(tickets, items) if kind != "memo"]
+    numbers = {shard: iter(found) for shard, found in NUMBERS_BY_SHARD.items()}
+    tickets: list[Ticket] = []
+    memos: list[Memo] = []
+    for shard, minute, kind in items:
+        number = next(numbers[shard % spread])
+        if kind == "memo":
+            at = T0 + timedelta(minutes=minute)
+            memos.append(Memo(memo_id=f"T{number:03d}", state=State.OPEN, opened_at=at))
+        else:
+            tickets.append(ticket(number, minutes=minute, expired=kind == "expired"))
     if tickets or memos:
         repo.batch_put([*tickets, *memos])
     pattern = repo.newest_by_state if descending else repo.by_state
