@@ -519,6 +519,7 @@ class Crash(Exception):
 def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
     repos: Any,
     client: Any,
+    recorder: Any,
     tmp_path_factory: Any,
     stale: int,
     fresh: int,
@@ -532,6 +533,8 @@ def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
         old.create(old_order(n, prefix))
     for n in range(fresh):
         new.create(new_order(n, prefix + "f"))
+    stored = table_items(new)  # every example's items: the examples share the table
+    orders = sum(1 for item in stored.values() if item["_type"]["S"] in ("ORDER", "Order"))
     checkpoint = tmp_path_factory.mktemp("bf") / "run.json"
     landed: Counter[str] = Counter()
     requests = itertools.count(1)
@@ -558,6 +561,8 @@ def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
         except Crash:
             first = None
         events.unregister(crash_event, unique_id="bf-crash")
+        saved = json.loads(checkpoint.read_text()) if checkpoint.exists() else None
+        recorder.clear()
         report = new.backfill(Order, segments=segments, checkpoint=checkpoint)
     finally:
         events.unregister(crash_event, unique_id="bf-crash")
@@ -571,6 +576,31 @@ def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
         assert report.updated == stale  # the killed run's writes counted once, on resume
     else:  # it finished before the crash point: the second run found nothing to do
         assert (first.updated, report.updated) == (stale, 0)
+    # the counts are those of one uninterrupted run: every item scanned once, every order
+    # matched once (pages re-read after the kill are not counted twice)
+    assert (report.scanned, report.matched, report.moved, report.failed) == (
+        len(stored),
+        orders,
+        0,
+        (),
+    )
+    assert report.up_to_date == orders - report.updated
+    # the resumed run starts each segment where the checkpoint says, and skips those done
+    assert_resumed_from(saved, recorder.params("Scan"), segments)
     for (_pk, sk), item in orders_stored(new).items():
         if sk.startswith(f"ORDER#{prefix}"):
             assert item["_type"] == {"S": "ORDER"} and "shard" in item
+
+
+def assert_resumed_from(saved: Any, scans: list[dict[str, Any]], segments: int) -> None:
+    """Each segment's first Scan of the resumed run starts at the checkpoint's position (from
+    the start without a checkpoint), and a segment the checkpoint marks done is not scanned."""
+    positions = saved["segments"] if saved else [{"start": None, "done": False}] * segments
+    firsts: dict[int, dict[str, Any]] = {}
+    for params in scans:
+        firsts.setdefault(params.get("Segment", 0), params)
+    for segment, position in enumerate(positions):
+        if position["done"]:
+            assert segment not in firsts, f"segment {segment} is done but was scanned again"
+        else:
+            assert firsts[segment].get("ExclusiveStartKey") == position["start"], segment
