@@ -195,6 +195,20 @@ class Backend:
         us-east-1, dummy credentials (except ``endpoint``), 2 attempts in ``standard`` retry mode
         and 5 s timeouts, so a moto-server crash (HTTP 500) costs at most one quick retry.
         """
+        client: DynamoDBClient = self._client("dynamodb", config)
+        self._track_created_tables(client)
+        return client
+
+    def streams_client(self) -> Any:
+        """A NEW boto3 ``dynamodbstreams`` client for this backend (moto serves the Streams
+        API in process and on its server; dynalite has none). On the local backends it uses
+        the classic Streams endpoint: botocore 1.44+ otherwise sends calls naming a stream ARN
+        to an account-based host, which moto does not route."""
+        if self.name == "endpoint":
+            return self._client("dynamodbstreams", {})
+        return self._client("dynamodbstreams", {"account_id_endpoint_mode": "disabled"})
+
+    def _client(self, service: str, config: dict[str, Any]) -> Any:
         from botocore.config import Config
 
         if self.name == "endpoint":
@@ -204,31 +218,28 @@ class Backend:
                 read_timeout=30,
             )
             region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-            client = _session("endpoint").client(
-                "dynamodb",
+            return _session("endpoint").client(
+                service,  # type: ignore[call-overload]
                 region_name=region or DEFAULT_REGION,
                 endpoint_url=self.endpoint_url,
                 config=defaults.merge(Config(**config)),
             )
-        else:
-            options: dict[str, Any] = {
-                "retries": {"total_max_attempts": 2, "mode": "standard"},
-                "connect_timeout": 5,
-                "read_timeout": 5,
-                # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not redirect the
-                # in-process client away from moto (not in botocore-stubs, hence the dict)
-                "ignore_configured_endpoint_urls": True,
-            }
-            client = _session("local").client(
-                "dynamodb",
-                region_name=DEFAULT_REGION,
-                endpoint_url=self.endpoint_url,
-                aws_access_key_id=DUMMY_CREDENTIALS["aws_access_key_id"],
-                aws_secret_access_key=DUMMY_CREDENTIALS["aws_secret_access_key"],
-                config=Config(**options).merge(Config(**config)),
-            )
-        self._track_created_tables(client)
-        return client
+        options: dict[str, Any] = {
+            "retries": {"total_max_attempts": 2, "mode": "standard"},
+            "connect_timeout": 5,
+            "read_timeout": 5,
+            # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not redirect the
+            # in-process client away from moto (not in botocore-stubs, hence the dict)
+            "ignore_configured_endpoint_urls": True,
+        }
+        return _session("local").client(
+            service,  # type: ignore[call-overload]
+            region_name=DEFAULT_REGION,
+            endpoint_url=self.endpoint_url,
+            aws_access_key_id=DUMMY_CREDENTIALS["aws_access_key_id"],
+            aws_secret_access_key=DUMMY_CREDENTIALS["aws_secret_access_key"],
+            config=Config(**options).merge(Config(**config)),
+        )
 
     def _track_created_tables(self, client: DynamoDBClient) -> None:
         created = self.created_tables

@@ -158,6 +158,20 @@ def test_dry_run_sends_no_write(repos: Any, recorder: Any) -> None:
     assert table_items(new) == before
 
 
+def test_a_dry_run_s_progress_line_says_what_it_would_do(
+    repos: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old, new = repos
+    seed(old, new)
+    capsys.readouterr()
+    new.backfill(Order, dry_run=True, progress=True)
+    line = capsys.readouterr().err.splitlines()[-1]  # not a terminal: the final line last
+    assert "matched 10, would update 7, would move 0, failed 0" in line, line
+    new.backfill(Order, progress=True)
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert "matched 10, updated 7, moved 0, failed 0" in line, line
+
+
 def test_other_entity_types_are_untouched(repos: Any, recorder: Any) -> None:
     old, new = repos
     seed(old, new)
@@ -445,6 +459,44 @@ def test_a_checkpoint_of_another_job_is_refused(repos: Any, tmp_path: Path, reco
     assert recorder.operations == []
 
 
+@pytest.mark.parametrize(
+    ("tamper", "field"),
+    [
+        (lambda d: d["segments"].pop(), "segments"),  # a segment fewer: its items never fixed
+        (lambda d: d["segments"][1].__setitem__("done", "no"), "segments[1].done"),
+        (lambda d: d["segments"][0].__setitem__("start", "ORDER#o1"), "segments[0].start"),
+        (lambda d: d["report"].__setitem__("updated", "7"), "report.updated"),
+    ],
+)
+def test_a_tampered_checkpoint_is_refused_before_anything_runs(
+    repos: Any, client: Any, tmp_path: Path, recorder: Any, tamper: Any, field: str
+) -> None:
+    old, new = repos
+    seed(old, new, stale=6, fresh=0, notes=0)
+    path = tmp_path / "job.json"
+
+    def crash(**_: Any) -> None:
+        raise Crash
+
+    events = client.meta.events
+    events.register("before-call.dynamodb.UpdateItem", crash, unique_id="bf-tamper")
+    try:  # the run stops at its first fix, leaving its checkpoint (fixes in flight)
+        with pytest.raises(Crash):
+            new.backfill(Order, segments=2, checkpoint=path)
+    finally:
+        events.unregister("before-call.dynamodb.UpdateItem", unique_id="bf-tamper")
+    data = json.loads(path.read_text())
+    tamper(data)
+    path.write_text(json.dumps(data))
+    before = orders_stored(new)
+    recorder.clear()
+    with pytest.raises(InvalidRequestError) as caught:
+        new.backfill(Order, segments=2, checkpoint=path)
+    assert f"{path} is damaged: {field} " in caught.value.message
+    assert recorder.operations == []  # nothing sent, nothing written
+    assert orders_stored(new) == before and path.exists()  # the file is kept for a look
+
+
 # -- kill and resume -------------------------------------------------------------------------------
 
 
@@ -453,8 +505,9 @@ class Crash(Exception):
 
 
 @settings(
-    max_examples=12,
-    deadline=60_000,
+    max_examples=6,
+    deadline=None,
+    phases=[__import__("hypothesis").Phase.generate],
     # one table per test: each example adds its own items to it
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -468,6 +521,7 @@ class Crash(Exception):
 def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
     repos: Any,
     client: Any,
+    recorder: Any,
     tmp_path_factory: Any,
     stale: int,
     fresh: int,
@@ -481,6 +535,8 @@ def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
         old.create(old_order(n, prefix))
     for n in range(fresh):
         new.create(new_order(n, prefix + "f"))
+    stored = table_items(new)  # every example's items: the examples share the table
+    orders = sum(1 for item in stored.values() if item["_type"]["S"] in ("ORDER", "Order"))
     checkpoint = tmp_path_factory.mktemp("bf") / "run.json"
     landed: Counter[str] = Counter()
     requests = itertools.count(1)
@@ -507,6 +563,8 @@ def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
         except Crash:
             first = None
         events.unregister(crash_event, unique_id="bf-crash")
+        saved = json.loads(checkpoint.read_text()) if checkpoint.exists() else None
+        recorder.clear()
         report = new.backfill(Order, segments=segments, checkpoint=checkpoint)
     finally:
         events.unregister(crash_event, unique_id="bf-crash")
@@ -520,6 +578,31 @@ def test_killed_at_any_request_and_resumed_finishes_with_each_item_written_once(
         assert report.updated == stale  # the killed run's writes counted once, on resume
     else:  # it finished before the crash point: the second run found nothing to do
         assert (first.updated, report.updated) == (stale, 0)
+    # the counts are those of one uninterrupted run: every item scanned once, every order
+    # matched once (pages re-read after the kill are not counted twice)
+    assert (report.scanned, report.matched, report.moved, report.failed) == (
+        len(stored),
+        orders,
+        0,
+        (),
+    )
+    assert report.up_to_date == orders - report.updated
+    # the resumed run starts each segment where the checkpoint says, and skips those done
+    assert_resumed_from(saved, recorder.params("Scan"), segments)
     for (_pk, sk), item in orders_stored(new).items():
         if sk.startswith(f"ORDER#{prefix}"):
             assert item["_type"] == {"S": "ORDER"} and "shard" in item
+
+
+def assert_resumed_from(saved: Any, scans: list[dict[str, Any]], segments: int) -> None:
+    """Each segment's first Scan of the resumed run starts at the checkpoint's position (from
+    the start without a checkpoint), and a segment the checkpoint marks done is not scanned."""
+    positions = saved["segments"] if saved else [{"start": None, "done": False}] * segments
+    firsts: dict[int, dict[str, Any]] = {}
+    for params in scans:
+        firsts.setdefault(params.get("Segment", 0), params)
+    for segment, position in enumerate(positions):
+        if position["done"]:
+            assert segment not in firsts, f"segment {segment} is done but was scanned again"
+        else:
+            assert firsts[segment].get("ExclusiveStartKey") == position["start"], segment

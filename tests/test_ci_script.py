@@ -4,6 +4,8 @@
   runs in its fresh environment with the newest dependencies.
 - ``ci/constraints-min.txt``, which ``.ci/run`` installs into a second fresh environment, pins
   every runtime dependency at the minimum ``pyproject.toml`` declares.
+- The environment with the newest botocore (what ``singletable[demo]`` installs) runs the
+  documentation's snippets too.
 """
 
 from __future__ import annotations
@@ -71,3 +73,14 @@ def test_ci_installs_the_constraints_in_a_fresh_environment() -> None:
     assert '-c "$MIN_CONSTRAINTS"' in script
     assert f"MIN_CONSTRAINTS={CONSTRAINTS.relative_to(ROOT)}" in script
     assert "--system-site-packages" not in script
+
+
+def test_the_newest_botocore_environment_runs_the_docs() -> None:
+    """``pip install "singletable[demo]"`` brings the newest botocore, which the dev extra holds
+    back (aiobotocore pins it): the docs must run there too, as a newcomer runs them."""
+    text = CI_RUN.read_text()
+    (command,) = re.findall(r'step "pytest, newest botocore[^"]*" \\\n((?:.*\\\n)*.*)$', text, re.M)
+    words = command.replace("\\\n", " ").split()
+    assert words[:2] == ["in_venv", '"$VENVS/sync"'] and "pytest" in words
+    assert "tests/test_docs.py" in words
+    assert "pip uninstall --quiet -y aiobotocore" in text.replace("\\\n", " ")

@@ -5,10 +5,13 @@ How it works:
 * each Markdown file is one test (``test_markdown_runs[docs/patterns.md]``);
 * its ```python blocks run in order, in ONE namespace per file (a fresh module object), so a
   later block uses what an earlier block declared, exactly as a reader follows the page;
-* everything runs inside ``moto.mock_aws()`` with dummy credentials and region us-east-1 (and no
-  ``AWS_ENDPOINT_URL*``, profile or config file), so a snippet that builds
-  ``boto3.client("dynamodb")`` talks to an in-process fake and can never reach an account.
-  Snippets create the tables they use themselves (``table.create(client)``), visibly;
+* each page starts in an environment with no AWS variables and a home folder without ``.aws``
+  (a laptop where AWS was never configured), and runs inside in-process moto as
+  ``singletable.testing`` starts it (``local_table`` and the ``dynamodb_client`` fixture do
+  the same), which sets only what a client needs there (dummy credentials, a region, the
+  classic Streams endpoint): a snippet that builds ``boto3.client("dynamodb")`` talks to an
+  in-process fake and can never reach an account. Snippets create the tables they use
+  themselves (``table.create(client)``), visibly;
 * snippets assert what they claim (``assert page.items[0].order_id == "A2"``), so a behaviour
   change makes the docs fail here instead of going stale; a ``try/except`` that shows an error
   needs an ``else: raise AssertionError(...)`` (checked by a test below).
@@ -21,7 +24,11 @@ they keep the fence's info string a plain language name, which mkdocs needs):
 * ``<!-- docs-test: output -->`` before a ```text block: it must equal what the python block
   before it printed (trailing whitespace and surrounding blank lines ignored);
 * ``<!-- docs-test: own-backend -->`` anywhere in a page: the page sets up its backends itself
-  (moto, ``local_table``), so it runs without the surrounding ``mock_aws()``.
+  (moto, ``local_table``, ``local_endpoint``), so it runs without the surrounding moto;
+* ``<!-- docs-test: needs <module> -->`` anywhere in a page: the page needs an optional
+  dependency (``aiobotocore``, the async extra); where it is not installed (CI's environment
+  with the newest botocore, which aiobotocore does not allow yet) the page is skipped, saying
+  so.
 
 Other fences (```console, ```js ...) are documentation only. A failure names the file and the
 line of the failing block, and the traceback points at lines of the Markdown file itself
@@ -32,6 +39,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib.util
 import io
 import os
 import re
@@ -41,6 +49,7 @@ import types
 from dataclasses import dataclass
 from pathlib import Path
 
+import boto3
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,6 +58,7 @@ MARKDOWN_FILES = [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
 
 RUN_LANGUAGES = {"python", "py"}
 OWN_BACKEND = "<!-- docs-test: own-backend -->"
+_NEEDS = re.compile(r"<!--\s*docs-test:\s*needs\s+([\w.]+)\s*-->")
 
 _OPENING = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 _DIRECTIVE = re.compile(r"^\s*<!--\s*docs-test:\s*(?P<text>.*?)\s*-->\s*$")
@@ -152,17 +162,21 @@ def _normalised(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.strip("\n").splitlines())
 
 
-def _sandbox_aws(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Dummy credentials, us-east-1, and nothing that could point a client elsewhere."""
+def _sandbox_aws(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """A newcomer's laptop: no AWS variable at all, and a home folder without ``.aws``."""
     for name in list(os.environ):
         if name.startswith("AWS_"):
             monkeypatch.delenv(name)
-    missing = str(ROOT / "tests" / "no-such-aws-file")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_CONFIG_FILE", missing)
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", missing)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+
+
+def _needed_module(text: str) -> str | None:
+    """The first optional module the page declares it needs that is not installed."""
+    for name in _NEEDS.findall(text):
+        if importlib.util.find_spec(name) is None:
+            return str(name)
+    return None
 
 
 def _doc_frames(exc: BaseException, filename: str) -> str:
@@ -174,7 +188,7 @@ def _doc_frames(exc: BaseException, filename: str) -> str:
 
 def run_markdown(path: Path) -> str | None:
     """Run the page's blocks in one fresh module namespace; the failure message, or None."""
-    from moto import mock_aws
+    from singletable.testing import _in_process
 
     name = str(path.relative_to(ROOT))
     try:
@@ -188,7 +202,7 @@ def run_markdown(path: Path) -> str | None:
     own_backend = OWN_BACKEND in path.read_text(encoding="utf-8")
     printed = ""
     try:
-        with contextlib.nullcontext() if own_backend else mock_aws():
+        with contextlib.nullcontext() if own_backend else _in_process():
             for block in blocks:
                 if not block.runs:  # an output block
                     if _normalised(printed) != _normalised(block.code):
@@ -222,8 +236,11 @@ def _id(path: Path) -> str:
 
 
 @pytest.mark.parametrize("path", MARKDOWN_FILES, ids=_id)
-def test_markdown_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _sandbox_aws(monkeypatch)
+def test_markdown_runs(path: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    missing = _needed_module(path.read_text(encoding="utf-8"))
+    if missing is not None:
+        pytest.skip(f"{_id(path)} needs {missing} (an optional dependency), not installed here")
+    _sandbox_aws(monkeypatch, tmp_path)
     failure = run_markdown(path)
     if failure is not None:
         pytest.fail(failure, pytrace=False)

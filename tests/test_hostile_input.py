@@ -22,7 +22,9 @@ from botocore.exceptions import ClientError
 from singletable import (
     GSI,
     LSI,
+    Attr,
     Entity,
+    Param,
     Repository,
     Table,
     Transaction,
@@ -32,7 +34,13 @@ from singletable import (
     query,
     transaction,
 )
-from singletable.errors import ItemDecodeError, ItemEncodeError, KeyTemplateError
+from singletable.errors import (
+    InvalidRequestError,
+    ItemDecodeError,
+    ItemEncodeError,
+    KeyTemplateError,
+    ModelDefinitionError,
+)
 
 hostile = Table(
     "Hostile", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK"), LSI("LSI1", sk="LSI1SK")]
@@ -312,3 +320,78 @@ def test_stored_number_outside_limits_reads_as_item_decode_error(
     assert err.message.endswith(("(DynamoDB keeps 38)", "(1E-130 to below 1E126)"))  # not the text
     with pytest.raises(ItemDecodeError):
         repo.notes(owner="ann")
+
+
+# -- filter paths and key attributes --------------------------------------------------------------
+
+# Paths that are no document path: a list index first, a non-ASCII digit (Arabic-Indic one),
+# empty steps, stray brackets. Spliced into the expression text they reached the backend.
+MALFORMED_PATHS = [
+    "[0]",
+    "x[\u0661]",
+    "meta[\uff11]",
+    "meta..a",
+    "meta.",
+    ".meta",
+    "meta]x",
+    "tags[",
+    "a[-1]",
+]
+
+FILTERED_CALLS: list[Callable[[Notes, Any], Any]] = [
+    lambda r, where: r.notes(owner="ann", where=where),
+    lambda r, where: r.by_topic(topic="general", where=where),
+    lambda r, where: r.home(owner="ann", where=where),
+    lambda r, where: r.notes.count(owner="ann", where=where),
+    lambda r, where: r.create(note(), condition=where),
+    lambda r, where: r.update(Note, owner="ann", note_id="n1", set={"views": 1}, condition=where),
+]
+
+
+@pytest.mark.parametrize("path", MALFORMED_PATHS)
+@pytest.mark.parametrize("call", FILTERED_CALLS)
+def test_a_malformed_attribute_path_is_refused_before_sending(
+    repo: Notes, recorder: Any, path: str, call: Callable[[Notes, Any], Any]
+) -> None:
+    err = refused(repo, recorder, lambda r: call(r, Attr(path).eq("x")), InvalidRequestError)
+    assert err.code == "invalid-request" and repr(path) in err.message and err.key == path
+
+
+@pytest.mark.parametrize(
+    ("call", "attribute"),
+    [
+        (lambda r: r.notes(owner="ann", where=Attr("SK").begins_with("NOTE#")), "SK"),
+        (lambda r: r.notes(owner="ann", where=Attr("PK").eq("OWNER#ann")), "PK"),
+        (lambda r: r.notes(owner="ann", where=Attr("title").eq(Attr("SK"))), "SK"),
+        (lambda r: r.notes(owner="ann", where=Attr("SK.part").exists()), "SK"),
+        (lambda r: r.by_topic(topic="general", where=Attr("GSI1SK").gt("TITLE#a")), "GSI1SK"),
+        (lambda r: r.by_topic(topic="general", where=Attr("GSI1PK").exists()), "GSI1PK"),
+        (lambda r: r.by_label(owner="ann", where=~Attr("LSI1SK").eq("LABEL#x")), "LSI1SK"),
+        (lambda r: r.home(owner="ann", where=Attr("views").gt(0) | Attr("SK").exists()), "SK"),
+        (lambda r: r.notes.first(owner="ann", where=Attr("SK").exists()), "SK"),
+    ],
+)
+def test_a_filter_on_a_key_attribute_is_refused_naming_it(
+    repo: Notes, recorder: Any, call: Callable[[Notes], Any], attribute: str
+) -> None:
+    """DynamoDB refuses a filter on a key attribute of the table or index queried (dynalite
+    does too; moto filters): refused before sending, naming the attribute."""
+    err = refused(repo, recorder, call, InvalidRequestError)
+    assert err.key == attribute and f"the filter reads {attribute}, a key attribute" in err.message
+
+
+def test_a_filter_on_another_index_key_attribute_is_sent(repo: Notes, recorder: Any) -> None:
+    """Only the queried index's own key attributes are refused: a GSI query may filter on the
+    table's key, and every backend answers it."""
+    repo.put(note(note_id="n1", title="a"))
+    repo.put(note(note_id="n2", title="b"))
+    with recorder.expect("Query"):
+        page = repo.by_topic(topic="general", where=Attr("SK").eq("NOTE#n2"))
+    assert [n.note_id for n in page] == ["n2"]
+
+
+def test_a_declared_filter_on_a_key_attribute_fails_at_class_creation() -> None:
+    with pytest.raises(ModelDefinitionError, match=r"Bad\.by_sk: the filter reads SK, a key"):
+
+        class Bad(Repository, table=hostile):
+            by_sk = query(Note, where=Attr("SK").begins_with(Param("prefix")))

@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from singletable import GSI, Entity, Repository, Table, collection, query
+from singletable import GSI, Attr, Entity, Repository, Table, collection, query
 from singletable.errors import (
     InvalidCursor,
+    InvalidRequestError,
     KeyTemplateError,
     ModelDefinitionError,
     NotFound,
@@ -462,3 +463,21 @@ def test_nothing_is_derived_for_a_native_index() -> None:
         "creator",
         "version",
     }
+
+
+@MULTI
+def test_a_filter_on_a_native_key_attribute_is_refused_naming_it(
+    shop: Tenants, recorder: Any
+) -> None:
+    """DynamoDB refuses a filter on any key attribute of the queried index: on a native index
+    that is every attribute of its partition and sort tuples."""
+    recorder.clear()
+    for attribute in ("region", "status", "created_at"):
+        with pytest.raises(InvalidRequestError) as caught:
+            shop.tenant_orders(tenant_id="t1", region="eu", where=Attr(attribute).exists())
+        assert caught.value.key == attribute
+        assert f"the filter reads {attribute}, a key attribute of ByTenant" in caught.value.message
+        assert "tenant_id, region" in caught.value.message  # the keywords that narrow it
+    assert recorder.operations == []
+    shop.tenant_orders(tenant_id="t1", region="eu", where=Attr("total").exists())
+    assert recorder.operations == ["Query"]  # a filter on another attribute is sent

@@ -11,6 +11,7 @@ its numbers. moto reports a GSI's capacity under ``LocalSecondaryIndexes`` with
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from moto_fixtures.backends import RETURN_VALUES_ON_CCF
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -76,8 +78,20 @@ def _record_text(record: logging.LogRecord) -> str:
     return f"{record.getMessage()} {record.args!r} {vars(record)!r}"
 
 
+def caller_error(backend: Any) -> tuple[str, str]:
+    """The error a failed request is reported with: the caller's (``create`` over a live item:
+    AlreadyExists), where the failure brings the item back; where it does not (dynalite), the
+    service's, since the GetItem that classifies it comes after."""
+    if backend.supports(RETURN_VALUES_ON_CCF):
+        return "already-exists", "AlreadyExists"
+    return "service-error", "ServiceError"
+
+
 def test_the_logger_writes_one_debug_record_per_request_without_values(
-    make_repo: Callable[..., Any], recorder: Any, caplog: pytest.LogCaptureFixture
+    make_repo: Callable[..., Any],
+    recorder: Any,
+    caplog: pytest.LogCaptureFixture,
+    backend: Any,
 ) -> None:
     repo = make_repo(Shop, shop)  # no hooks: the logger works on the fast path too
     recorder.clear()
@@ -99,11 +113,12 @@ def test_the_logger_writes_one_debug_record_per_request_without_values(
     assert re.search(r" retries=0 items=\d+ request_id=\S+ ok$", status.getMessage())
     assert by_pattern["customer"].singletable_operation == "GetItem"  # type: ignore[attr-defined]
     # the error the caller gets (its own code), with DynamoDB's behind it
+    code, _ = caller_error(backend)
     (failed,) = [r for r in records if r.singletable_error]  # type: ignore[attr-defined]
-    assert failed.singletable_error == "already-exists"  # type: ignore[attr-defined]
+    assert failed.singletable_error == code  # type: ignore[attr-defined]
     assert failed.singletable_aws_error == "ConditionalCheckFailedException"  # type: ignore[attr-defined]
     assert failed.getMessage().startswith("create PutItem ")
-    assert failed.getMessage().endswith(" already-exists (ConditionalCheckFailedException)")
+    assert failed.getMessage().endswith(f" {code} (ConditionalCheckFailedException)")
     # every record names its request id (DynamoDB's, from the response or the error)
     ids = [r.singletable_request_id for r in records]  # type: ignore[attr-defined]
     assert all(isinstance(i, str) and i for i in ids) and len(set(ids)) == len(ids)
@@ -159,6 +174,7 @@ def test_one_client_span_per_request(
     make_repo: Callable[..., Any],
     recorder: Any,
     spans: tuple[TracerProvider, InMemorySpanExporter],
+    backend: Any,
 ) -> None:
     provider, exporter = spans
     hook = OpenTelemetryHook(tracer_provider=provider)
@@ -193,8 +209,9 @@ def test_one_client_span_per_request(
     (event,) = failed.events
     assert event.name == "exception"
     # the exception the caller gets, with DynamoDB's code as the error type
-    assert (event.attributes or {})["exception.type"] == "singletable.errors.AlreadyExists"
-    assert (event.attributes or {})["exception.message"] == "[already-exists]"
+    code, name = caller_error(backend)
+    assert (event.attributes or {})["exception.type"] == f"singletable.errors.{name}"
+    assert (event.attributes or {})["exception.message"] == f"[{code}]"
     assert isinstance((failed.attributes or {})["aws.request_id"], str)
 
 
@@ -249,6 +266,53 @@ def test_async_parent(backend: Any, spans: tuple[TracerProvider, InMemorySpanExp
     assert (request.name, outer.name) == ("DynamoDB.GetItem", "handler")
     assert request.parent is not None and outer.context is not None
     assert request.parent.span_id == outer.context.span_id
+
+
+class HandlerBroke(Exception):
+    """An application's botocore event handler failing (not botocore's error, not ours)."""
+
+
+@pytest.mark.parametrize(
+    ("stop", "outcome"),
+    [
+        (lambda: HandlerBroke("the audit handler broke"), "HandlerBroke"),
+        (asyncio.CancelledError, "cancelled"),
+    ],
+)
+def test_a_request_that_did_not_complete_is_reported_failed(
+    make_repo: Callable[..., Any],
+    client: Any,
+    caplog: pytest.LogCaptureFixture,
+    spans: tuple[TracerProvider, InMemorySpanExporter],
+    stop: Callable[[], BaseException],
+    outcome: str,
+) -> None:
+    """A request stopped by an exception that is neither botocore's nor singletable's (an event
+    handler's error, a cancellation) is logged and reported as failed, never as ok: the hooks
+    get the exception, the log record its outcome, the span the ERROR status."""
+    provider, exporter = spans
+    calls: list[CallInfo] = []
+    repo = make_repo(Shop, shop, hooks=[calls.append, OpenTelemetryHook(tracer_provider=provider)])
+    raised = stop()
+
+    def interrupt(**_: Any) -> None:
+        raise raised
+
+    events = client.meta.events
+    events.register("before-send.dynamodb.GetItem", interrupt, unique_id="obs-stop")
+    try:
+        with caplog.at_level(logging.DEBUG, logger="singletable"), pytest.raises(type(raised)):
+            repo.customer(customer_id=SECRET_ID)
+    finally:
+        events.unregister("before-send.dynamodb.GetItem", unique_id="obs-stop")
+    (call,) = calls
+    assert call.operation == "GetItem" and call.error is raised
+    (record,) = [r for r in caplog.records if r.name == "singletable"]
+    assert record.singletable_error == outcome  # type: ignore[attr-defined]
+    assert record.getMessage().endswith(f" {outcome}") and " ok" not in record.getMessage()
+    (span,) = exporter.get_finished_spans()
+    assert span.name == "DynamoDB.GetItem" and span.status.status_code is StatusCode.ERROR
+    assert (span.attributes or {})["error.type"] == type(raised).__qualname__
 
 
 # -- consumed capacity -----------------------------------------------------------------------

@@ -268,6 +268,25 @@ def test_call_time_filters_filter_and_bind_their_cursor(repo: Summaries, recorde
         repo.customer_orders(customer_id="42", cursor=other.cursor, where=shipped)
 
 
+def test_a_cursor_is_bound_to_the_attributes_its_filter_names(repo: Summaries) -> None:
+    """Filters that differ only in the attribute they read compile to the same text and
+    values; the cursor is bound to the names too (top-level and nested paths)."""
+    for i in range(6):
+        put_raw(repo, order(i, customer_name="x"))
+    pairs = [
+        (Attr("customer_name").eq("x"), Attr("order_id").eq("x")),
+        (Attr("extra.note").not_exists(), Attr("extra.body").not_exists()),
+        (Attr("lines[0].qty").not_exists(), Attr("lines[1].qty").not_exists()),
+    ]
+    for made_under, used_under in pairs:
+        page = repo.customer_orders(customer_id="42", where=made_under, limit=2)
+        assert page.cursor is not None
+        with pytest.raises(InvalidCursor):
+            repo.customer_orders(customer_id="42", where=used_under, cursor=page.cursor)
+        rest = repo.customer_orders.all(customer_id="42", where=made_under, cursor=page.cursor)
+        assert len(list(rest)) == 4  # every order matches each filter: 2 read, 4 to go
+
+
 def test_projected_fields_read_like_the_entity_reads_them() -> None:
     created = datetime(2026, 6, 1, tzinfo=__import__("datetime").timezone.utc)
 

@@ -86,6 +86,13 @@ def test_endpoint_is_reset_between_tests(dynamodb_endpoint):
 
 def test_one_server_per_session(dynamodb_endpoint, singletable_moto_server):
     assert dynamodb_endpoint == singletable_moto_server
+
+
+def test_a_client_with_no_aws_configuration_works(dynamodb_endpoint):
+    # (run with no AWS variable and no ~/.aws: a newcomer's machine)
+    client = boto3.client("dynamodb", endpoint_url=dynamodb_endpoint)
+    shop.create(client)
+    assert client.list_tables()["TableNames"] == ["Shop"]
 """
 
 
@@ -102,11 +109,15 @@ def _env_pythonpath(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) 
 
 
 def test_a_conftest_free_suite_gets_the_fixtures(
-    user_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    user_suite: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     _env_pythonpath(user_suite, monkeypatch)
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.aws
     result = user_suite.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:xdist")
-    result.assert_outcomes(passed=6)
+    result.assert_outcomes(passed=7)
 
 
 def test_the_fixtures_are_listed(user_suite: pytest.Pytester) -> None:

@@ -60,14 +60,26 @@ def test_error_messages_link_to_the_published_errors_page() -> None:
     assert page == DOCS / "errors.md" and anchor in _anchors(page)
 
 
+CODE_URLS = ("Source", "Issues")  # the code host's pages, not the documentation's
+
+
 def test_every_url_of_the_project_starts_at_the_docs_base() -> None:
     assert re.search(rf"^site_url: {re.escape(errors.DOCS_URL)}$", MKDOCS, flags=re.MULTILINE)
     urls = PYPROJECT["project"]["urls"]
     assert {"Documentation", "Changelog"} <= set(urls)
-    for url in urls.values():
+    for name, url in urls.items():
+        if name in CODE_URLS:
+            continue
         page, anchor = _page_of(url)
         assert page.is_file(), url
         assert not anchor or anchor in _anchors(page), url
+
+
+def test_the_project_links_its_source_and_issue_tracker() -> None:
+    urls = PYPROJECT["project"]["urls"]
+    source, issues = urls["Source"], urls["Issues"]
+    assert re.fullmatch(r"https://[\w.-]+/[\w.-]+/[\w.-]+", source), source
+    assert issues == f"{source}/issues"
 
 
 def test_readme_links_are_absolute_and_resolve() -> None:
@@ -185,3 +197,20 @@ def test_the_site_builds_strictly_and_loads_nothing_from_other_hosts(tmp_path: P
     assert not missing, f"the API reference does not show {missing}"
     changelog = (site / "changelog" / "index.html").read_text(encoding="utf-8")
     assert 'id="unreleased"' in changelog
+
+
+def test_the_demo_layout_output_is_ignored_by_git() -> None:
+    """``singletable demo --layout shop.html``, as the README and docs show it, writes a page
+    into the working copy: git ignores it."""
+    sources = [ROOT / "README.md", *DOCS.glob("*.md"), ROOT / "src/singletable/_tools/cli.py"]
+    names = {
+        name
+        for path in sources
+        for name in re.findall(r"--layout[ =]([\w./-]+\.html)", path.read_text(encoding="utf-8"))
+    }
+    assert "shop.html" in names
+    for name in sorted(names):
+        checked = subprocess.run(
+            ["git", "check-ignore", "--no-index", "-q", name], cwd=ROOT, check=False
+        )
+        assert checked.returncode == 0, f"{name} is not in .gitignore"

@@ -10,10 +10,10 @@ from enum import Enum
 from typing import Annotated, Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from singletable import GSI, Entity, Repository, Shard, Table, get, query
+from singletable import GSI, Attr, Entity, Repository, Shard, Table, get, query
 from singletable._context import WriteContext
 from singletable._entity import spec_of
 from singletable._markers import shard_of
@@ -25,10 +25,12 @@ from singletable.errors import (
     PatternArgumentError,
 )
 
+from .conftest import NOW
+
 SHARDS = 4
 T0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
 
-desk = Table("Desk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+desk = Table("Desk", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")], ttl_attribute="expires_at")
 
 
 class State(str, Enum):
@@ -41,11 +43,26 @@ class Ticket(Entity, table=desk, type="TICKET"):
     state: State
     opened_at: datetime
     shard: Annotated[int, Shard(SHARDS, of="ticket_id")] = 0
+    expires_at: datetime | None = None
 
     class Keys:
         pk = "TICKET#{ticket_id}"
         sk = "TICKET"
         GSI1 = ("STATE#{state}#{shard}", "{opened_at}#{ticket_id}")
+
+
+class Memo(Entity, table=desk, type="MEMO"):
+    """Another type in the tickets' index partitions: read by their Queries, never returned."""
+
+    memo_id: str
+    state: State
+    opened_at: datetime
+    shard: Annotated[int, Shard(SHARDS, of="memo_id")] = 0
+
+    class Keys:
+        pk = "MEMO#{memo_id}"
+        sk = "MEMO"
+        GSI1 = ("STATE#{state}#{shard}", "{opened_at}#{memo_id}")
 
 
 class Desk(Repository, table=desk):
@@ -54,9 +71,12 @@ class Desk(Repository, table=desk):
     newest_by_state = query(Ticket, index="GSI1", order="desc", scatter="shard", max_concurrency=2)
 
 
-def ticket(i: int, state: State = State.OPEN, minutes: int | None = None) -> Ticket:
+def ticket(
+    i: int, state: State = State.OPEN, minutes: int | None = None, expired: bool = False
+) -> Ticket:
     at = T0 + timedelta(minutes=i if minutes is None else minutes)
-    return Ticket(ticket_id=f"T{i:03d}", state=state, opened_at=at)
+    expires = NOW - timedelta(days=1) if expired else None  # before the repositories' clock
+    return Ticket(ticket_id=f"T{i:03d}", state=state, opened_at=at, expires_at=expires)
 
 
 @pytest.fixture
@@ -205,6 +225,14 @@ def test_scatter_cursors_are_bound(repo: Desk) -> None:
         repo.by_state(state=State.CLOSED, cursor=page.cursor)
     with pytest.raises(InvalidCursor):
         repo.newest_by_state(state=State.OPEN, cursor=page.cursor)
+    # a call-time filter is bound with the attribute names it reads, nested paths included
+    made_under, used_under = Attr("extra.note").not_exists(), Attr("extra.body").not_exists()
+    page = repo.by_state(state=State.OPEN, limit=2, where=made_under)
+    assert page.cursor is not None
+    with pytest.raises(InvalidCursor):
+        repo.by_state(state=State.OPEN, cursor=page.cursor, where=used_under)
+    rest = repo.by_state.all(state=State.OPEN, cursor=page.cursor, where=made_under)
+    assert len(list(rest)) == 4
 
 
 def sort_key(t: Ticket) -> tuple[str, str]:
@@ -212,35 +240,133 @@ def sort_key(t: Ticket) -> tuple[str, str]:
     return f"{t.opened_at:%Y-%m-%dT%H:%M:%S.%fZ}#{t.ticket_id}", f"TICKET#{t.ticket_id}"
 
 
+# Ticket numbers by the shard their ticket_id falls in, so a generated ticket lands where asked.
+NUMBERS_BY_SHARD = {
+    shard: [i for i in range(1000) if shard_of(f"T{i:03d}", SHARDS) == shard][:40]
+    for shard in range(SHARDS)
+}
+
+
 @settings(
-    max_examples=10,
+    max_examples=15,
     deadline=30_000,
     # one table per test: each example deletes what the previous one wrote
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
 @given(
-    minutes=st.lists(st.integers(0, 5), min_size=0, max_size=30),
-    limit=st.integers(1, 7),
+    # each item: its shard (among the first ``spread``), its minute (sort keys repeat) and
+    # what it is. A shard's page can end after items that are read but never returned (expired,
+    # another type), so a shard with more to read may return a short page: the nearest
+    # shard's position, not the farthest's, bounds what a merged page may hold
+    items=st.lists(
+        st.tuples(
+            st.integers(0, SHARDS - 1),
+            st.integers(0, 5),
+            st.sampled_from(["live", "expired", "memo"]),
+        ),
+        min_size=0,
+        max_size=30,
+    ),
+    spread=st.integers(2, SHARDS),
+    limit=st.sampled_from([1, 1, 2, 3, 5, 7]),
     descending=st.booleans(),
 )
+# The case random data reaches about once in 30 examples, pinned in both orders: the first
+# page of shard 0 reads two expired tickets and ends before shard 1's first ticket.
+@example(
+    items=[
+        (0, 0, "expired"),
+        (0, 1, "expired"),
+        (0, 2, "live"),
+        *[(1, m, "live") for m in (3, 4, 5)],
+    ],
+    spread=2,
+    limit=1,
+    descending=False,
+)
+@example(
+    items=[(0, 5, "memo"), (0, 4, "memo"), (0, 3, "live"), *[(1, m, "live") for m in (2, 1, 0)]],
+    spread=2,
+    limit=1,
+    descending=True,
+)
 def test_pages_concatenate_to_the_sorted_whole(
-    make_repo: Any, minutes: list[int], limit: int, descending: bool
+    make_repo: Any, items: list[tuple[int, int, str]], spread: int, limit: int, descending: bool
 ) -> None:
     repo: Desk = make_repo(Desk, desk)
-    old = list(repo.by_state.all(state=State.OPEN))
-    if old:
-        repo.batch_delete(old)
-    tickets = [ticket(i, minutes=m) for i, m in enumerate(minutes)]  # repeated sort keys too
-    if tickets:
-        repo.batch_put(tickets)
+    empty_table(repo)
+    numbers = {shard: iter(found) for shard, found in NUMBERS_BY_SHARD.items()}
+    tickets: list[Ticket] = []
+    memos: list[Memo] = []
+    for shard, minute, kind in items:
+        number = next(numbers[shard % spread])
+        if kind == "memo":
+            at = T0 + timedelta(minutes=minute)
+            memos.append(Memo(memo_id=f"T{number:03d}", state=State.OPEN, opened_at=at))
+        else:
+            tickets.append(ticket(number, minutes=minute, expired=kind == "expired"))
+    if tickets or memos:
+        repo.batch_put([*tickets, *memos])
     pattern = repo.newest_by_state if descending else repo.by_state
     seen = []
     for number, page in enumerate(pattern.pages(state=State.OPEN, limit=limit), start=1):
         assert len(page.items) <= limit
         seen += [t.ticket_id for t in page]
-        assert number <= 2 * len(tickets) + SHARDS + 2  # every page makes progress
-    expected = sorted(tickets, key=sort_key, reverse=descending)
+        assert number <= 2 * len(items) + SHARDS + 2  # every page makes progress
+    live = [t for t in tickets if t.expires_at is None]
+    expected = sorted(live, key=sort_key, reverse=descending)
     assert seen == [t.ticket_id for t in expected]
+
+
+def empty_table(repo: Any) -> None:
+    """Delete every item, whatever its type or expiry (the property's examples share a table)."""
+    client = repo.client
+    for item in client.scan(TableName=repo.table_name, ConsistentRead=True)["Items"]:
+        client.delete_item(TableName=repo.table_name, Key={"PK": item["PK"], "SK": item["SK"]})
+
+
+def test_a_short_page_of_one_shard_bounds_what_the_others_return(make_repo: Any) -> None:
+    """Two shards: the first two items of one are expired (read, not returned), so with
+    limit=1 its page is empty and ends before the other shard's first item. The merge may
+    return nothing from the other shard before it has read past that point: the nearest
+    shard's position bounds a page, not the farthest's."""
+    repo: Queues = make_repo(Queues, desk)
+    ids = {s: [i for i in range(60) if shard_of(f"J{i:02d}", 2) == s] for s in (0, 1)}
+    first = [f"J{i:02d}" for i in ids[0][:3]]  # the earliest three jobs, one shard
+    other = [f"J{i:02d}" for i in ids[1][:3]]  # the next three, the other shard
+    at = iter(range(10))
+    repo.batch_put(
+        [
+            Job(job_id=first[0], due=T0 + timedelta(minutes=next(at)), expires_at=NOW - DAY),
+            Job(job_id=first[1], due=T0 + timedelta(minutes=next(at)), expires_at=NOW - DAY),
+            Job(job_id=first[2], due=T0 + timedelta(minutes=next(at))),
+            *(Job(job_id=j, due=T0 + timedelta(minutes=next(at))) for j in other),
+        ]
+    )
+    page = repo.due(limit=1)
+    assert page.items == [] and page.cursor is not None  # the expired shard holds the rest back
+    ordered = [j.job_id for j in repo.due.all(limit=1)]
+    assert ordered == [first[2], *other]
+    assert [j.job_id for j in repo.due.all(limit=2)] == ordered
+
+
+DAY = timedelta(days=1)
+
+
+class Job(Entity, table=desk, type="JOB"):
+    job_id: str
+    due: datetime
+    expires_at: datetime | None = None
+    shard: Annotated[int, Shard(2, of="job_id")] = 0
+
+    class Keys:
+        pk = "JOB#{job_id}"
+        sk = "JOB"
+        GSI1 = ("DUE#{shard}", "{due}#{job_id}")
+
+
+class Queues(Repository, table=desk):
+    due = query(Job, index="GSI1", scatter="shard")
 
 
 hot = Table("Hot")

@@ -13,7 +13,6 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Annotated, Any
 
-import boto3
 import pytest
 from moto_fixtures import NOW
 
@@ -55,19 +54,6 @@ def declare(view: str) -> tuple[type[Entity], type[Entity], type[Repository], Ta
 
 
 MODELS = {view: declare(view) for view in VIEWS}
-
-
-def streams_client(backend: Any) -> Any:
-    """A boto3 ``dynamodbstreams`` client for the test's backend."""
-    if backend.name == "endpoint":
-        return boto3.client("dynamodbstreams", endpoint_url=backend.endpoint_url)
-    return boto3.client(
-        "dynamodbstreams",
-        region_name="us-east-1",
-        endpoint_url=backend.endpoint_url,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
 
 
 def stream_arn(client: Any, table_name: str) -> str:
@@ -112,7 +98,7 @@ def test_written_items_come_back_as_typed_events_in_order_per_item(
     assert repo.delete(second) == second
     writes.append((Removed, second, None))
 
-    records = list(read_stream(streams_client(backend), stream_arn(client, repo.table_name)))
+    records = list(read_stream(backend.streams_client(), stream_arn(client, repo.table_name)))
     events = list(StreamRouter(Shop).events(records))
 
     # Guard items (three guard writes) are in the stream, never among the events.
@@ -160,7 +146,7 @@ def test_the_router_handles_what_read_stream_returns(
     order = repo.create(Order(customer_id="c1", order_id="o1", placed_at=NOW))
     repo.update(repo.update(ann, name="Anne"), name="Anna")
     repo.delete(order)
-    records = list(read_stream(streams_client(backend), stream_arn(client, repo.table_name)))
+    records = list(read_stream(backend.streams_client(), stream_arn(client, repo.table_name)))
     assert router.handle({"Records": records}) == {"batchItemFailures": []}
     assert names == [("Ann", "Anne"), ("Anne", "Anna")]
     assert orders == ["INSERT", "REMOVE"]
@@ -175,4 +161,4 @@ def test_create_turns_the_stream_on(client: Any, backend: Any, table_name: str) 
         "StreamEnabled": True,
         "StreamViewType": "KEYS_ONLY",
     }
-    assert list(read_stream(streams_client(backend), description["LatestStreamArn"])) == []
+    assert list(read_stream(backend.streams_client(), description["LatestStreamArn"])) == []

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
 from moto import mock_aws
 
 from singletable import GSI, Table
-from singletable.testing import local_table
+from singletable.streams import read_stream
+from singletable.testing import local_endpoint, local_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -79,3 +81,58 @@ def test_local_table_without_moto(monkeypatch: pytest.MonkeyPatch) -> None:
     assert message.endswith(
         'install it with `pip install "singletable[demo]"` or `pip install moto[dynamodb]`'
     )
+
+
+# -- what a client needs inside the blocks ---------------------------------------------------------
+
+streamed = Table(name="streamed", stream="NEW_AND_OLD_IMAGES")
+
+
+@pytest.fixture
+def newcomer(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """No AWS variable and no ~/.aws: a machine where AWS was never configured."""
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
+
+
+@pytest.mark.usefixtures("newcomer")
+def test_a_local_endpoint_serves_clients_with_no_aws_configuration(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with local_endpoint() as url, local_table(shop, endpoint=url):
+        client = boto3.client("dynamodb", endpoint_url=url)  # no credentials, no region
+        assert client.list_tables()["TableNames"] == ["shop"]
+    assert not [r for r in caplog.records if r.name == "werkzeug"]  # no request log
+    assert not [name for name in os.environ if name.startswith("AWS_")]  # all restored
+
+
+@pytest.mark.usefixtures("newcomer")
+def test_the_environment_a_caller_set_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "eu-west-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "mine")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "mine-too")
+    with local_endpoint() as url:
+        assert boto3.client("dynamodb", endpoint_url=url).meta.region_name == "eu-west-1"
+        assert os.environ["AWS_ACCESS_KEY_ID"] == "mine"
+    assert sorted(n for n in os.environ if n.startswith("AWS_")) == [
+        "AWS_ACCESS_KEY_ID",
+        "AWS_DEFAULT_REGION",
+        "AWS_SECRET_ACCESS_KEY",
+    ]
+
+
+@pytest.mark.usefixtures("newcomer")
+def test_a_streams_client_made_in_the_block_reads_moto_s_stream() -> None:
+    """botocore 1.44+ sends Streams calls naming a stream ARN to an account-based host that
+    moto does not route; inside local_table a plain dynamodbstreams client reaches moto."""
+    with local_table(streamed) as client:
+        client.put_item(TableName="streamed", Item={"PK": {"S": "a"}, "SK": {"S": "b"}})
+        arn = client.describe_table(TableName="streamed")["Table"]["LatestStreamArn"]
+        streams = boto3.client("dynamodbstreams")  # the block's region and endpoints
+        assert os.environ["AWS_ACCOUNT_ID_ENDPOINT_MODE"] == "disabled"
+        (record,) = read_stream(streams, arn)
+        assert record["eventName"] == "INSERT"
+    assert "AWS_ACCOUNT_ID_ENDPOINT_MODE" not in os.environ

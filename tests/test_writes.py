@@ -8,13 +8,14 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from moto_fixtures.backends import RETURN_VALUES_ON_CCF
 
-from singletable import Attr, Entity
+from singletable import Attr, Entity, Repository, Table, Version, get
 from singletable._entity import spec_of
 from singletable.errors import (
     AlreadyExists,
@@ -220,14 +221,63 @@ def test_create_put_read_back_identity(store: Store, recorder: Any) -> None:
 
 
 def test_failed_write_is_classified_in_one_request(store: Store, recorder: Any) -> None:
-    """ReturnValuesOnConditionCheckFailure tells AlreadyExists/NotFound/VersionConflict apart
-    without a second request."""
+    """ReturnValuesOnConditionCheckFailure returns the stored item with the failure, which
+    tells AlreadyExists/VersionConflict/ConditionFailed apart without a second request."""
     stored = store.create(order(4))
     with recorder.expect("PutItem"), pytest.raises(AlreadyExists) as caught:
         store.create(order(4))
     assert caught.value.item == stored
-    with recorder.expect("UpdateItem"), pytest.raises(NotFound):
-        store.update(order(5), customer_name="x")
+
+
+ledger = Table("Ledger")
+
+
+class Account(Entity, table=ledger, type="ACCOUNT"):
+    account_id: str
+    owner: str
+    balance: int = 0
+    version: Annotated[int, Version()] = 0
+
+    class Keys:
+        pk = "ACCOUNT#{account_id}"
+        sk = "ACCOUNT"
+
+
+class Ledger(Repository, table=ledger):
+    account = get(Account)
+
+
+def test_a_failure_without_the_item_is_classified_from_one_consistent_read(
+    make_repo: Any, backend: Any, recorder: Any
+) -> None:
+    """A failed write that brings no item back (none is stored, or the backend never returns
+    it: dynalite) does not prove the item absent: one consistent GetItem classifies it, so the
+    error class is the same on every backend."""
+    repo: Ledger = make_repo(Ledger, ledger)
+    read = [] if backend.supports(RETURN_VALUES_ON_CCF) else ["GetItem"]
+    first = repo.create(Account(account_id="a1", owner="ann"))
+    current = repo.update(first, balance=5)  # version 2 now
+    with recorder.expect("UpdateItem", *read), pytest.raises(VersionConflict) as stale:
+        repo.update(first, balance=7)  # made from version 1
+    assert "is at version 2, not 1" in stale.value.message and stale.value.item == current
+    with recorder.expect("PutItem", *read), pytest.raises(VersionConflict, match="version 2"):
+        repo.put(first.model_copy(update={"owner": "bob"}))
+    with recorder.expect("PutItem", *read), pytest.raises(AlreadyExists) as exists:
+        repo.create(Account(account_id="a1", owner="cy"), condition=Attr("owner").eq("ann"))
+    assert exists.value.item == current
+    with recorder.expect("UpdateItem", *read), pytest.raises(ConditionFailed) as failed:
+        repo.update(Account, account_id="a1", add={"balance": -9}, condition=Attr("balance").gte(9))
+    assert not isinstance(failed.value, NotFound) and failed.value.item == current
+    with recorder.expect("DeleteItem", *read), pytest.raises(ConditionFailed) as kept:
+        repo.delete(Account, account_id="a1", must_exist=True, condition=Attr("owner").eq("x"))
+    assert not isinstance(kept.value, NotFound)
+    # no item at all: nothing comes back on any backend, so the read happens everywhere
+    with recorder.expect("UpdateItem", "GetItem"), pytest.raises(NotFound, match="a2"):
+        repo.update(Account, account_id="a2", set={"owner": "dee"})
+    assert recorder.params("GetItem")[0]["ConsistentRead"] is True
+    with recorder.expect("DeleteItem", "GetItem"), pytest.raises(NotFound, match="a2"):
+        repo.delete(Account, account_id="a2", must_exist=True)
+    assert repo.account(account_id="a1") == current  # nothing was written
 
 
 def test_create_over_expired_item_succeeds(store: Store, clock: Any) -> None:

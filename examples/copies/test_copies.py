@@ -9,7 +9,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
 from examples.conftest import readme_table, run_example_calls
@@ -32,24 +31,10 @@ def repo(make_repo: Callable[..., Any]) -> Shop:
     return shop
 
 
-def streams_client(backend: Any) -> Any:
-    """A boto3 ``dynamodbstreams`` client for the test's backend (moto serves the stream API
-    in process and on its server)."""
-    if backend.name == "endpoint":
-        return boto3.client("dynamodbstreams", endpoint_url=backend.endpoint_url)
-    return boto3.client(
-        "dynamodbstreams",
-        region_name="us-east-1",
-        endpoint_url=backend.endpoint_url,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-
-
 def stream_records(repo: Shop, backend: Any) -> list[dict[str, Any]]:
     """Every record of the table's stream so far, from TRIM_HORIZON."""
     arn = repo.client.describe_table(TableName=repo.table_name)["Table"]["LatestStreamArn"]
-    return list(read_stream(streams_client(backend), arn))
+    return list(read_stream(backend.streams_client(), arn))
 
 
 def order_names(repo: Shop, customer_id: str) -> list[str]:

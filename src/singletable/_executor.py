@@ -268,7 +268,7 @@ class Executor:
         started = time.time()
         start = time.perf_counter()
         response: Any = None
-        error: SingleTableError | None = None
+        error: BaseException | None = None
         try:
             response = method(**params)
             result: dict[str, Any] = response
@@ -279,6 +279,9 @@ class Executor:
         except BotoCoreError as exc:
             error = map_botocore_error(exc, operation)
             raise error from exc
+        except BaseException as exc:  # an event handler's own error, an interrupt: not sent
+            error = exc
+            raise
         finally:
             report(self.hooks, pattern, operation, params, start, response, error, started, log=log)
 
@@ -318,7 +321,7 @@ class AsyncExecutor:
         started = time.time() if timed else 0.0
         start = time.perf_counter() if timed else 0.0
         response: Any = None
-        error: SingleTableError | None = None
+        error: BaseException | None = None
         try:
             response = await method(**params)
             result: dict[str, Any] = response
@@ -329,6 +332,9 @@ class AsyncExecutor:
         except BotoCoreError as exc:
             error = map_botocore_error(exc, operation)
             raise error from exc
+        except BaseException as exc:  # cancelled (a timeout, a task group), a handler's error
+            error = exc
+            raise
         finally:
             if timed:
                 report(
@@ -370,7 +376,7 @@ def report(
     params: Mapping[str, Any],
     start: float,
     response: Any,
-    error: SingleTableError | None,
+    error: BaseException | None,
     started: float = 0.0,
     *,
     log: bool = False,
@@ -378,9 +384,12 @@ def report(
     """Tell every hook about one request and, with ``log``, write its DEBUG record.
 
     ``start`` is the ``time.perf_counter()`` reading taken before sending, ``started`` the
-    ``time.time()`` one. The record holds the pattern (or verb), operation, tables, index,
-    duration, consumed capacity, retry count and the error's code: never key values, request
-    parameters or item contents (they may be personal data).
+    ``time.time()`` one. ``error`` is whatever stopped the request from completing: a mapped
+    :class:`SingleTableError`, or any other exception (a cancellation, an event handler's
+    error), so no request that did not complete is reported as a success. The record holds the
+    pattern (or verb), operation, tables, index, duration, consumed capacity, retry count and
+    the outcome: never key values, request parameters or item contents (they may be personal
+    data).
     """
     source = response if response is not None else _error_response(error)
     metadata = source.get("ResponseMetadata", {})
@@ -413,9 +422,9 @@ def log_call(info: CallInfo) -> None:
     structured log handlers.
     """
     error = info.error
-    code = getattr(error, "code", None) if error is not None else None
+    code = outcome_code(error)
     aws_code = aws_error_code(error)
-    outcome = "ok" if error is None else f"{code}" + (f" ({aws_code})" if aws_code else "")
+    outcome = "ok" if code is None else code + (f" ({aws_code})" if aws_code else "")
     tables = info.table_names
     index = info.index_name
     duration_ms = info.duration * 1000.0
@@ -476,6 +485,19 @@ def item_count(operation: str, params: Mapping[str, Any], response: Mapping[str,
     if operation == "TransactWriteItems":
         return len(params.get("TransactItems", ()))
     return 1  # PutItem, UpdateItem, DeleteItem
+
+
+def outcome_code(error: BaseException | None) -> str | None:
+    """How a request ended, for logs: None (it completed), singletable's error code,
+    ``"cancelled"`` (an asyncio cancellation), or the class name of another exception."""
+    if error is None:
+        return None
+    if isinstance(error, SingleTableError):
+        return error.code
+    asyncio = sys.modules.get("asyncio")  # not imported: nothing was cancelled by it
+    if asyncio is not None and isinstance(error, asyncio.CancelledError):
+        return "cancelled"
+    return type(error).__qualname__
 
 
 def capacity_units(consumed: Any) -> float | None:

@@ -19,7 +19,22 @@ from .errors import InvalidRequestError
 ValueEncoder = Callable[[str, Any], Wire]
 """Encodes the value compared with a path (``top-level field name``, value) -> wire value."""
 
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+# A document path: a name, then ``.name`` or ``[index]`` steps. A list index is ASCII digits
+# only (``\d`` would also take other scripts' digits, which DynamoDB refuses).
+_PATH = re.compile(r"[^.\[\]]+(?:\.[^.\[\]]+|\[[0-9]+\])*")
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
+
+
+def check_path(path: str) -> str:
+    """``path`` when it is a document path (``name``, ``a.b``, ``lines[0].qty``), else
+    :class:`InvalidRequestError` naming it: nothing malformed is spliced into an expression."""
+    if _PATH.fullmatch(path) is None:
+        raise InvalidRequestError(
+            f"attribute path {path!r} is not a document path: write name, name.key or "
+            "name[0] (a list index is ASCII digits)",
+            key=path,
+        )
+    return path
 
 
 class Param(FrozenRecord):
@@ -61,7 +76,7 @@ class ExpressionBuilder:
         if path and "." not in path and "[" not in path and "]" not in path:
             return self.name(path)  # one attribute name: the common case, no regex
         parts: list[str] = []
-        for match in _PATH_PART.finditer(path):
+        for match in _PATH_PART.finditer(check_path(path)):
             if match.group(1) is not None:
                 parts.append(("." if parts else "") + self.name(match.group(1)))
             else:
@@ -191,7 +206,7 @@ class Compare(Node):
         return {self.value.name} if isinstance(self.value, Param) else set()
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        return _paths(self.path, self.value)
 
 
 class Between(Node):
@@ -212,7 +227,7 @@ class Between(Node):
         return {v.name for v in (self.low, self.high) if isinstance(v, Param)}
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        return _paths(self.path, self.low, self.high)
 
 
 class Function(Node):
@@ -240,7 +255,7 @@ class Function(Node):
         return {self.value.name} if isinstance(self.value, Param) else set()
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        return _paths(self.path, self.value)
 
 
 class In(Node):
@@ -274,7 +289,14 @@ class In(Node):
         return {v.name for v in self.options if isinstance(v, Param)}
 
     def attribute_paths(self) -> set[str]:
-        return {self.path}
+        options = () if isinstance(self.options, Param) else self.options
+        return _paths(self.path, *options)
+
+
+def _paths(path: str, *operands: Any) -> set[str]:
+    """The paths a condition reads: its own and those of operands that are attributes
+    (``Attr("a").eq(Attr("b"))`` reads both)."""
+    return {path, *(operand.path for operand in operands if isinstance(operand, Attr))}
 
 
 class Join(Node):
@@ -343,7 +365,7 @@ class Attr:
     def __init__(self, path: str) -> None:
         if not isinstance(path, str) or not path:
             raise InvalidRequestError("Attr() needs an attribute name")
-        self.path = path
+        self.path = check_path(path)
 
     def __repr__(self) -> str:
         return f"Attr({self.path!r})"

@@ -219,7 +219,7 @@ def stream_records(records: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> 
     """The records of a Lambda event (``{"Records": [...]}``) or a list of records (a
     ``dynamodbstreams`` ``get_records`` call's ``Records``, :func:`read_stream`'s output)."""
     if isinstance(records, Mapping):
-        if "Records" not in records:
+        if not isinstance(records.get("Records"), list):
             raise InvalidRequestError(
                 "a stream batch is a Lambda event {'Records': [...]} or a list of records"
             )
@@ -227,12 +227,61 @@ def stream_records(records: Mapping[str, Any] | Iterable[Mapping[str, Any]]) -> 
     return list(records)
 
 
-def sequence_number(record: Mapping[str, Any]) -> str:
-    """A record's ``dynamodb.SequenceNumber`` ("" when the record has none)."""
-    stream = record.get("dynamodb")
+def sequence_number(record: Any) -> str:
+    """A record's ``dynamodb.SequenceNumber`` ("" when the record has none, or is no record)."""
+    stream = record.get("dynamodb") if isinstance(record, Mapping) else None
     if isinstance(stream, Mapping):
-        return str(stream.get("SequenceNumber", ""))
+        number = stream.get("SequenceNumber")
+        return number if isinstance(number, str) else ""
     return ""
+
+
+#: The images each view type carries, by event: a record without one of them is malformed.
+_PROMISED: dict[Any, dict[str, tuple[str, ...]]] = {
+    "NEW_IMAGE": {"INSERT": ("NewImage",), "MODIFY": ("NewImage",)},
+    "OLD_IMAGE": {"MODIFY": ("OldImage",), "REMOVE": ("OldImage",)},
+    "NEW_AND_OLD_IMAGES": {
+        "INSERT": ("NewImage",),
+        "MODIFY": ("NewImage", "OldImage"),
+        "REMOVE": ("OldImage",),
+    },
+}
+
+
+def _which(record: Any) -> str:
+    """How messages name a record: by its sequence number when it has one."""
+    number = sequence_number(record)
+    return f"stream record {number}" if number else "a stream record without a sequence number"
+
+
+def _parts(record: Any) -> tuple[Mapping[str, Any], EventName]:
+    """A record's ``dynamodb`` part and its event name; ItemDecodeError when either is not
+    there (or the record is no mapping at all)."""
+    if not isinstance(record, Mapping):
+        raise ItemDecodeError(f"a stream record is a map, not {type(record).__name__}")
+    stream = record.get("dynamodb")
+    if not isinstance(stream, Mapping):
+        raise ItemDecodeError(f"{_which(record)} has no dynamodb map")
+    name = record.get("eventName")
+    if name not in EVENT_NAMES:
+        raise ItemDecodeError(
+            f"{_which(record)}: unknown eventName {name!r} (expected {', '.join(EVENT_NAMES)})",
+        )
+    return stream, name
+
+
+def _image(record: Any, stream: Mapping[str, Any], part: str) -> Mapping[str, Any] | None:
+    image = stream.get(part)
+    if image is not None and not isinstance(image, Mapping):
+        raise ItemDecodeError(f"{_which(record)}: its {part} is not a map")
+    return image
+
+
+def _tag_of(image: Mapping[str, Any], attribute: str) -> str | None:
+    """The type tag an image holds (None when it holds none, or not as a string)."""
+    tag = image.get(attribute)
+    text = tag.get("S") if isinstance(tag, Mapping) else None
+    return text if isinstance(text, str) else None
 
 
 def _is_bookkeeping_key(keys: Mapping[str, Any], pk: str) -> bool:
@@ -351,45 +400,55 @@ class StreamRouter:
                 yield event
 
     def decode(self, record: Mapping[str, Any]) -> AnyEvent | None:
-        """One record as a typed event, or None (an unknown type or a guard item)."""
-        stream = record["dynamodb"]
-        new_image = stream.get("NewImage")
-        old_image = stream.get("OldImage")
+        """One record as a typed event, or None (an unknown type or a guard item). A record
+        that is not a stream record of this table's items (a part missing or of the wrong
+        shape, an image the view type promises but the record lacks, an image that does not
+        decode) raises :class:`ItemDecodeError` naming its sequence number."""
+        stream, name = _parts(record)
+        new_image = _image(record, stream, "NewImage")
+        old_image = _image(record, stream, "OldImage")
+        keys = stream.get("Keys") or {}
+        if not isinstance(keys, Mapping):
+            raise ItemDecodeError(f"{_which(record)}: its Keys are not a map")
         image = new_image if new_image is not None else old_image
         if image is not None:
-            tag = image.get(self._tag_attribute)
-            route = self._tags.get(tag.get("S")) if tag is not None else None
-            if route is None:
-                return None  # another application's item, or a Unique() guard item
+            tag = _tag_of(image, self._tag_attribute)
+            route = self._tags.get(tag) if tag is not None else None
         else:
-            route = self._route_of_keys(stream.get("Keys") or {})
-            if route is None:
-                return None
+            route = self._route_of_keys(keys)
+        if route is None:
+            return None  # another application's item, or a Unique() guard item
         spec, entity, from_item = route
-        name = record["eventName"]
-        cls = EVENT_CLASSES.get(name)
-        if cls is None:
-            raise InvalidRequestError(
-                f"stream record {sequence_number(record)}: unknown eventName {name!r} (expected "
-                f"{', '.join(EVENT_NAMES)})"
-            )
+        where = f"{_which(record)} ({name} of {spec.name})"
+        for promised in _PROMISED.get(stream.get("StreamViewType"), {}).get(name, ()):
+            if stream.get(promised) is None:
+                raise ItemDecodeError(
+                    f"{where}: its {stream['StreamViewType']} view promises a {promised}, and "
+                    "the record has none",
+                    key=spec.describe_key(keys),
+                )
         try:
             new = None if new_image is None else from_item(new_image)
             old = None if old_image is None else self._old(spec, old_image)
         except ItemDecodeError as error:
             raise ItemDecodeError(
-                f"stream record {stream.get('SequenceNumber')} ({name} of {spec.name}): "
-                f"{error.message}",
-                key=error.key,
-                raw=error.raw,
+                f"{where}: {error.message}", key=error.key, raw=error.raw
             ) from error
-        expired = False
-        if name == "REMOVE":
-            identity = record.get("userIdentity")
-            expired = identity is not None and identity.get("principalId") == TTL_PRINCIPAL
+        except (AttributeError, KeyError, TypeError, ValueError, RecursionError) as error:
+            # a value that is not in DynamoDB's wire format ({"S": 5}, a list, 3,000 levels)
+            raise ItemDecodeError(
+                f"{where}: an image is not in DynamoDB's item format ({type(error).__name__})",
+                key=spec.describe_key(keys),
+            ) from None
+        identity = record.get("userIdentity")
+        expired = (
+            name == "REMOVE"
+            and isinstance(identity, Mapping)
+            and identity.get("principalId") == TTL_PRINCIPAL
+        )
         values = (
             entity,
-            stream.get("Keys") or {},
+            keys,
             old,
             new,
             record.get("eventID", ""),
@@ -397,17 +456,17 @@ class StreamRouter:
             expired,
             record,
         )
-        event: AnyEvent = tuple.__new__(cls, values)  # type: ignore[assignment]
+        event: AnyEvent = tuple.__new__(EVENT_CLASSES[name], values)  # type: ignore[assignment]
         return event
 
     def _old(self, spec: EntitySpec, image: Mapping[str, Any]) -> Any:
-        tag = image.get(self._tag_attribute)
-        route = self._tags.get(tag.get("S")) if tag is not None else None
+        tag = _tag_of(image, self._tag_attribute)
+        route = self._tags.get(tag) if tag is not None else None
         if route is None or route[0] is not spec:
             key = spec.describe_key(image)
             raise ItemDecodeError(
                 f"the old image of {key} is a "
-                f"{tag.get('S') if tag is not None else 'untyped item'!r}, the new one a "
+                f"{tag if tag is not None else 'untyped item'!r}, the new one a "
                 f"{spec.type_name!r} (two entity types share this key; see `singletable lint`)",
                 key=key,
             )

@@ -31,6 +31,12 @@ conftest.py (``repository_factory`` and ``endpoint_repository_factory`` too: see
 
 The plugin imports neither moto nor boto3 until a test asks for one of its fixtures.
 
+Inside each of these blocks (and tests using the fixtures), a client made with no AWS
+configuration works against the local backend: where the environment sets none, the block sets
+dummy credentials, a region (the table's) and ``AWS_ACCOUNT_ID_ENDPOINT_MODE=disabled``, which
+keeps botocore 1.44+ sending DynamoDB Streams calls to the endpoint moto serves (not to an
+account-based host); what was set before the block is left as it was, and restored after.
+
 moto is an optional dependency: ``pip install "singletable[demo]"`` or
 ``pip install moto[dynamodb,server]``.
 """
@@ -38,6 +44,8 @@ moto is an optional dependency: ``pip install "singletable[demo]"`` or
 from __future__ import annotations
 
 import http.client
+import logging
+import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -63,21 +71,56 @@ MOTO_MISSING = (
 
 
 DUMMY_KEY = "testing"  # dummy credentials: local servers accept any
+DEFAULT_REGION = "us-east-1"
+
+
+@contextmanager
+def _local_environment(region: str = DEFAULT_REGION) -> Iterator[None]:
+    """What a client made with no AWS configuration needs to work against a local backend,
+    set in the environment for the block where it sets nothing itself: dummy credentials,
+    ``region``, and the classic (not account-based) endpoints, which moto routes."""
+    wanted = {"AWS_ACCOUNT_ID_ENDPOINT_MODE": "disabled"}
+    if not os.environ.get("AWS_ACCESS_KEY_ID"):
+        wanted["AWS_ACCESS_KEY_ID"] = wanted["AWS_SECRET_ACCESS_KEY"] = DUMMY_KEY
+    wanted["AWS_DEFAULT_REGION"] = region  # (the variable botocore reads)
+    added = {name: value for name, value in wanted.items() if not os.environ.get(name)}
+    before = {name: os.environ.get(name) for name in added}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextmanager
 def local_endpoint() -> Iterator[str]:
     """Run moto's DynamoDB server on 127.0.0.1 (a free port) for the ``with`` block and yield
-    its URL (``http://127.0.0.1:PORT``). Point any client at it with dummy credentials:
-    ``endpoint_url=url``, e.g. ``AsyncShop.connect(endpoint_url=url, region_name=...)``, or
-    create tables there with ``local_table(table, endpoint=url)``.
+    its URL (``http://127.0.0.1:PORT``). Point any client at it with ``endpoint_url=url``, e.g.
+    ``AsyncShop.connect(endpoint_url=url)``, or create tables there with
+    ``local_table(table, endpoint=url)``. Within the block a client needs no AWS configuration
+    (see the module docstring), and the server's request log stays quiet.
 
     Raises ``RuntimeError`` when moto (with its server extra) is not installed.
     """
+    with _moto_server() as url, _local_environment():
+        yield url
+
+
+@contextmanager
+def _moto_server() -> Iterator[str]:
     try:
         from moto.server import ThreadedMotoServer
     except ImportError:
         raise RuntimeError(MOTO_MISSING) from None
+    # werkzeug logs every request at INFO, on stderr when logging is not configured
+    request_log = logging.getLogger("werkzeug")
+    level = request_log.level
+    if level < logging.WARNING:  # (left unset, werkzeug sets INFO itself)
+        request_log.setLevel(logging.WARNING)
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     try:
@@ -85,6 +128,7 @@ def local_endpoint() -> Iterator[str]:
         yield f"http://{host}:{port}"
     finally:
         server.stop()
+        request_log.setLevel(level)
 
 
 @contextmanager
@@ -127,14 +171,33 @@ def local_table(
 
 
 @contextmanager
-def _moto_client(region: str = "us-east-1") -> Iterator[DynamoDBClient]:
+def _moto_client(region: str = DEFAULT_REGION) -> Iterator[DynamoDBClient]:
     """A boto3 client on an in-process moto started for the block (no tables)."""
+    with _in_process(region) as session:
+        from botocore.config import Config
+
+        # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not lead the client away from
+        # moto (the option is missing from botocore-stubs, hence the dict)
+        options: dict[str, Any] = {"ignore_configured_endpoint_urls": True}
+        client: DynamoDBClient = session.client(
+            "dynamodb",
+            region_name=region,
+            aws_access_key_id=DUMMY_KEY,
+            aws_secret_access_key=DUMMY_KEY,
+            config=Config(**options),
+        )
+        yield client
+
+
+@contextmanager
+def _in_process(region: str = DEFAULT_REGION) -> Iterator[boto3.session.Session]:
+    """moto in this process for the block, with :func:`_local_environment`; yields a boto3
+    session that carries moto's request interceptor."""
     try:
         import moto
     except ImportError:
         raise RuntimeError(MOTO_MISSING) from None
     import boto3
-    from botocore.config import Config
 
     global _session
     if _session is None:
@@ -144,17 +207,8 @@ def _moto_client(region: str = "us-east-1") -> Iterator[DynamoDBClient]:
     mock = moto.mock_aws()
     mock.start()
     try:
-        # an AWS_ENDPOINT_URL_DYNAMODB in the environment must not lead the client away from
-        # moto (the option is missing from botocore-stubs, hence the dict)
-        options: dict[str, Any] = {"ignore_configured_endpoint_urls": True}
-        client: DynamoDBClient = _session.client(
-            "dynamodb",
-            region_name=region,
-            aws_access_key_id=DUMMY_KEY,
-            aws_secret_access_key=DUMMY_KEY,
-            config=Config(**options),
-        )
-        yield client
+        with _local_environment(region):
+            yield _session
     finally:
         mock.stop()
 
@@ -298,7 +352,7 @@ else:
         """The URL of one moto server on 127.0.0.1 for the whole test session (see
         ``dynamodb_endpoint``, which resets it for each test)."""
         try:
-            with local_endpoint() as url:
+            with _moto_server() as url:
                 yield url
         except RuntimeError as exc:
             if str(exc) != MOTO_MISSING:
@@ -333,11 +387,13 @@ else:
             client.close()
 
     @pytest.fixture
-    def dynamodb_endpoint(singletable_moto_server: str) -> str:
+    def dynamodb_endpoint(singletable_moto_server: str) -> Iterator[str]:
         """The URL (``http://127.0.0.1:PORT``) of a moto server with no tables: one server
         per session, reset before each test. For clients that in-process moto cannot serve
         (the async twin's aiobotocore) and for other processes; any region and dummy
-        credentials work. Tables: ``local_table(table, endpoint=dynamodb_endpoint)`` or
-        ``table.create(client)``."""
+        credentials work, and during the test a client needs no AWS configuration at all
+        (the module docstring says what is set). Tables:
+        ``local_table(table, endpoint=dynamodb_endpoint)`` or ``table.create(client)``."""
         reset_endpoint(singletable_moto_server)
-        return singletable_moto_server
+        with _local_environment():
+            yield singletable_moto_server

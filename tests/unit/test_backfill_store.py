@@ -30,6 +30,7 @@ from singletable.errors import InvalidRequestError
 from ..backfill_models import Order
 
 JOB = {"entity": "Order", "segments": 2}
+KEY = ("PK", "SK")
 SRC = Path(__file__).resolve().parents[2] / "src" / "singletable" / "_backfill"
 
 
@@ -64,7 +65,7 @@ def test_the_file_store_writes_through_call_steps_and_resumes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "cp.json"
-    store = FileStore(str(path), JOB, 2)
+    store = FileStore(str(path), JOB, 2, KEY)
     book = ledger()
     report, called = run_local(store.open(book))
     assert (report.scanned, called) == (0, ["read"])
@@ -93,7 +94,7 @@ def test_the_file_store_writes_through_call_steps_and_resumes(
     assert document["report"]["scanned"] == 8 and document["report"]["updated"] == 2
     assert document["in_flight"] == [[["p", "s"], "moved", ["p", "t"]]]
 
-    again = FileStore(str(path), JOB, 2)
+    again = FileStore(str(path), JOB, 2, KEY)
     book2 = ledger()
     resumed, _ = run_local(again.open(book2))
     assert resumed.scanned == 8 and [f.reason for f in resumed.failed] == ["why"]
@@ -110,7 +111,7 @@ def test_a_failed_save_leaves_the_old_checkpoint(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "cp.json"
-    store = FileStore(str(path), JOB, 2)
+    store = FileStore(str(path), JOB, 2, KEY)
     run_local(store.open(ledger()))
     run_local(store.advance(ledger(), []))
     before = path.read_text()
@@ -127,14 +128,14 @@ def test_a_failed_save_leaves_the_old_checkpoint(
 
 def test_a_checkpoint_of_another_job_names_what_differs(tmp_path: Path) -> None:
     path = tmp_path / "cp.json"
-    store = FileStore(str(path), JOB, 2)
+    store = FileStore(str(path), JOB, 2, KEY)
     run_local(store.open(ledger()))
     run_local(store.advance(ledger(), []))
     with pytest.raises(InvalidRequestError, match="segments differ"):
-        run_local(FileStore(str(path), {**JOB, "segments": 3}, 3).open(ledger()))
+        run_local(FileStore(str(path), {**JOB, "segments": 3}, 3, KEY).open(ledger()))
     path.write_text(json.dumps({"format": "singletable-backfill/1", "job": JOB}))
     with pytest.raises(InvalidRequestError, match="damaged"):
-        run_local(FileStore(str(path), JOB, 2).open(ledger()))
+        run_local(FileStore(str(path), JOB, 2, KEY).open(ledger()))
 
 
 def test_the_memory_store_hands_every_segment_once() -> None:
@@ -167,6 +168,72 @@ def test_the_flow_modules_do_no_io_of_their_own() -> None:
         }
         assert not (used | imported) & forbidden, (name, (used | imported) & forbidden)
     assert "BackfillIO" in (SRC / "flow.py").read_text()
+
+
+def _saved(path: Path) -> dict[str, Any]:
+    """A checkpoint as a run writes it: one segment half way, one done, counts, a fix."""
+    store = FileStore(str(path), JOB, 2, KEY)
+    book = ledger()
+    report, _ = run_local(store.open(book))
+    report.failed.append(BackfillFailure({"PK": "x", "SK": "y"}, "why"))
+    book.in_flight[0] = {("p", "s"): ("updated", None)}
+    start = {"PK": {"S": "a"}, "SK": {"S": "b"}}
+    run_local(store.advance(book, [page(0, start, 5, 2), page(1, None, 3)]))
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+@pytest.mark.parametrize(
+    ("tamper", "field"),
+    [
+        (lambda d: d["segments"].pop(), "segments"),  # one segment fewer than segments=
+        (lambda d: d["segments"].append({"start": None, "done": False}), "segments"),
+        (lambda d: d.__setitem__("segments", {"0": None}), "segments"),
+        (lambda d: d["segments"].__setitem__(0, None), "segments[0]"),
+        (lambda d: d["segments"][0].__setitem__("start", "PK=a"), "segments[0].start"),
+        (lambda d: d["segments"][0].__setitem__("start", 7), "segments[0].start"),
+        (lambda d: d["segments"][0].__setitem__("start", {"PK": {"S": "a"}}), "segments[0].start"),
+        (lambda d: d["segments"][0]["start"].__setitem__("SK", {"S": 1}), "segments[0].start.SK"),
+        (lambda d: d["segments"][0]["start"].__setitem__("SK", ["S", "b"]), "segments[0].start.SK"),
+        (lambda d: d["segments"][0].__setitem__("done", "no"), "segments[0].done"),
+        (lambda d: d["segments"][0].__setitem__("done", True), "segments[0].start"),
+        (lambda d: d["segments"][1].pop("done"), "segments[1]"),
+        (lambda d: d["report"].__setitem__("scanned", "5"), "report.scanned"),
+        (lambda d: d["report"].__setitem__("updated", -1), "report.updated"),
+        (lambda d: d["report"].__setitem__("matched", 4.5), "report.matched"),
+        (lambda d: d["report"].__setitem__("moved", True), "report.moved"),
+        (lambda d: d["report"].pop("up_to_date"), "report.up_to_date"),
+        (lambda d: d["report"].__setitem__("failed", [{"key": "x"}]), "report.failed[0]"),
+        (lambda d: d["report"].update(consumed_capacity="lots"), "report.consumed_capacity"),
+        (lambda d: d.__setitem__("report", []), "report"),
+        (lambda d: d["in_flight"].__setitem__(0, [["p", "s"], "gone", None]), "in_flight[0][1]"),
+        (lambda d: d["in_flight"].__setitem__(0, [[1, 2], "updated", None]), "in_flight[0][0]"),
+        (lambda d: d["in_flight"].__setitem__(0, "p"), "in_flight[0]"),
+        (lambda d: d.__setitem__("moved_to", [["a", "b", "c"]]), "moved_to[0]"),
+        (lambda d: d.pop("moved_to"), "moved_to"),
+    ],
+)
+def test_a_damaged_checkpoint_is_refused_naming_the_file_and_field(
+    tmp_path: Path, tamper: Any, field: str
+) -> None:
+    path = tmp_path / "cp.json"
+    data = _saved(path)
+    tamper(data)
+    path.write_text(json.dumps(data))
+    with pytest.raises(InvalidRequestError) as caught:
+        run_local(FileStore(str(path), JOB, 2, KEY).open(ledger()))
+    message = caught.value.message
+    assert f"{path} is damaged: {field} " in message, message
+    assert caught.value.key == str(path)
+
+
+def test_an_intact_checkpoint_with_every_field_set_loads(tmp_path: Path) -> None:
+    path = tmp_path / "cp.json"
+    _saved(path)
+    book = ledger()
+    report, _ = run_local(FileStore(str(path), JOB, 2, KEY).open(book))
+    assert report.scanned == 8 and report.updated == 2
+    assert book.resumed == {("p", "s"): ("updated", None)}
 
 
 # -- progress ----------------------------------------------------------------------------------

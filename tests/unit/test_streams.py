@@ -356,8 +356,138 @@ def test_an_old_image_of_another_type_fails() -> None:
 
 
 def test_an_unknown_event_name_is_refused() -> None:
-    with pytest.raises(InvalidRequestError, match="RENAME"):
-        list(StreamRouter(Shop).events([record("RENAME", "NEW_IMAGE", new=ANN)]))
+    with pytest.raises(ItemDecodeError, match=r"stream record 7: unknown eventName 'RENAME'"):
+        list(StreamRouter(Shop).events([record("RENAME", "NEW_IMAGE", new=ANN, seq="7")]))
+
+
+def nested(depth: int) -> dict[str, Any]:
+    value: dict[str, Any] = {"N": "1"}
+    for _ in range(depth):
+        value = {"M": {"a": value}}
+    return value
+
+
+def _order_record(seq: str = "9", view: str = "NEW_AND_OLD_IMAGES") -> dict[str, Any]:
+    return record("MODIFY", view, old=ORDER, new=ORDER, seq=seq)
+
+
+def _set(path: str, value: Any) -> Any:
+    """A change to a record: set (or, with ``...``, delete) the part at a dotted path."""
+
+    def change(rec: dict[str, Any]) -> dict[str, Any]:
+        *parents, last = path.split(".")
+        target = rec
+        for part in parents:
+            target = target[part]
+        if value is ...:
+            del target[last]
+        else:
+            target[last] = value
+        return rec
+
+    return change
+
+
+# (a change to a valid MODIFY record with sequence number 9, what the error says)
+MALFORMED = [
+    (_set("dynamodb.NewImage", "ORDER#o1"), "stream record 9: its NewImage is not a map"),
+    (_set("dynamodb.OldImage", ["PK"]), "stream record 9: its OldImage is not a map"),
+    (_set("eventName", ...), "stream record 9: unknown eventName None"),
+    (_set("eventName", ["MODIFY"]), "stream record 9: unknown eventName"),
+    (_set("dynamodb.Keys", "PK"), "stream record 9: its Keys are not a map"),
+    (_set("dynamodb.NewImage.total", nested(3000)), "stream record 9 (MODIFY of Order): an image"),
+    (_set("dynamodb.NewImage.total", {"N": 5}), "stream record 9 (MODIFY of Order): an image"),
+    (_set("dynamodb.OldImage.customer_name", {"M": "x"}), "stream record 9 (MODIFY of Order)"),
+    (_set("dynamodb", ...), "a stream record without a sequence number has no dynamodb map"),
+    (_set("dynamodb", "seq 9"), "a stream record without a sequence number has no dynamodb map"),
+    (lambda rec: None, "a stream record is a map, not NoneType"),
+    (lambda rec: "a record", "a stream record is a map, not str"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), MALFORMED)
+def test_a_malformed_record_is_an_item_decode_error_naming_it(change: Any, message: str) -> None:
+    records = [record("INSERT", "NEW_AND_OLD_IMAGES", new=ANN, seq="8"), change(_order_record())]
+    events = StreamRouter(Shop).events(records)
+    assert next(events).new == ANN
+    with pytest.raises(ItemDecodeError) as caught:
+        next(events)
+    assert caught.value.message.startswith(message), caught.value.message
+
+
+@pytest.mark.parametrize(("change", "message"), MALFORMED)
+def test_handle_reports_a_malformed_record_and_those_after_it(change: Any, message: str) -> None:
+    router = StreamRouter(Shop)
+    ran: list[str] = []
+    router.on(Customer)(lambda event: ran.append(event.sequence_number))
+    router.on(Order)(lambda event: ran.append(event.sequence_number))
+    records = [
+        record("INSERT", "NEW_AND_OLD_IMAGES", new=ANN, seq="8"),
+        change(_order_record()),
+        record("INSERT", "NEW_AND_OLD_IMAGES", new=ORDER, seq="10"),
+    ]
+    failed = sequence_numbers(router.handle({"Records": records}))
+    assert failed[1:] == ["10"] and failed[0] in ("9", "")  # "" when it has no number
+    assert ran == ["8"]
+    ran.clear()
+    assert sequence_numbers(asyncio.run(router.handle_async({"Records": records}))) == failed
+    assert ran == ["8"]
+
+
+def test_odd_parts_a_record_does_not_need_are_tolerated() -> None:
+    removed = record("REMOVE", "NEW_AND_OLD_IMAGES", old=ORDER, seq="3")
+    removed["userIdentity"] = "dynamodb.amazonaws.com"  # not the map Lambda sends: not a TTL
+    tagged = record("INSERT", "NEW_AND_OLD_IMAGES", new=ORDER, seq="4")
+    tagged["dynamodb"]["NewImage"]["_type"] = "ORDER"  # no {"S": ...}: an untagged item
+    events = list(StreamRouter(Shop).events([removed, tagged]))
+    assert [(type(e), e.expired) for e in events] == [(Removed, False)]
+
+
+@pytest.mark.parametrize(
+    ("name", "view", "missing"),
+    [
+        ("INSERT", "NEW_AND_OLD_IMAGES", "NewImage"),
+        ("INSERT", "NEW_IMAGE", "NewImage"),
+        ("MODIFY", "NEW_AND_OLD_IMAGES", "NewImage"),
+        ("MODIFY", "NEW_AND_OLD_IMAGES", "OldImage"),
+        ("MODIFY", "NEW_IMAGE", "NewImage"),
+        ("MODIFY", "OLD_IMAGE", "OldImage"),
+        ("REMOVE", "NEW_AND_OLD_IMAGES", "OldImage"),
+        ("REMOVE", "OLD_IMAGE", "OldImage"),
+    ],
+)
+def test_a_record_without_an_image_its_view_promises_fails(
+    name: str, view: str, missing: str
+) -> None:
+    images = {"INSERT": {"new": ORDER}, "MODIFY": {"old": ORDER, "new": ORDER}}
+    lacking = record(name, view, **images.get(name, {"old": ORDER}), seq="5")  # type: ignore[arg-type]
+    del lacking["dynamodb"][missing]
+    with pytest.raises(ItemDecodeError) as caught:
+        list(StreamRouter(Shop).events([lacking]))
+    assert caught.value.message == (
+        f"stream record 5 ({name} of Order): its {view} view promises a {missing}, and the "
+        "record has none"
+    )
+    router = StreamRouter(Shop)
+    handled: list[Any] = []
+    router.on(Order)(handled.append)
+    assert router.handle({"Records": [lacking]}) == {"batchItemFailures": [{"itemIdentifier": "5"}]}
+    assert handled == []  # never reaches a handler with .new or .old set to None
+
+
+def test_images_a_view_does_not_promise_may_be_absent() -> None:
+    records = [
+        record("INSERT", "KEYS_ONLY", keys=keys_of(ORDER), seq="1"),
+        record("REMOVE", "NEW_IMAGE", keys=keys_of(ORDER), seq="2"),
+        record("INSERT", "OLD_IMAGE", keys=keys_of(ORDER), seq="3"),
+    ]
+    events = list(StreamRouter(Shop).events(records))
+    assert [(e.old, e.new) for e in events] == [(None, None)] * 3
+
+
+def test_a_batch_whose_records_are_not_a_list_is_refused() -> None:
+    with pytest.raises(InvalidRequestError, match="Records"):
+        StreamRouter(Shop).handle({"Records": None})
 
 
 # -- handlers ------------------------------------------------------------------------------------

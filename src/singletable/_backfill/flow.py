@@ -87,7 +87,7 @@ def _store(planner: WritePlanner, plan: BackfillPlan, options: Options, io: Back
         )
     if options.checkpoint is not None:
         fixed = options.fixed(plan.spec, table_name)
-        return FileStore(options.checkpoint, fixed, options.segments)
+        return FileStore(options.checkpoint, fixed, options.segments, plan.key_attrs)
     return MemoryStore(options.segments)
 
 

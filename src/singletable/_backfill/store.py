@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 from .._flows import Call, Flow
 from ..errors import InvalidRequestError
+from .checkpoint import check_checkpoint
 from .ledger import Claim, InFlight, Ledger, PageDone, Segment, Tally
 
 CHECKPOINT_FORMAT = "singletable-backfill/1"
@@ -112,10 +113,13 @@ class FileStore(MemoryStore):
     the same folder, then ``os.replace``); removed when the job finishes. A file made with
     other options is refused."""
 
-    def __init__(self, path: str, job: dict[str, Any], segments: int) -> None:
+    def __init__(
+        self, path: str, job: dict[str, Any], segments: int, key_attributes: Sequence[str]
+    ) -> None:
         super().__init__(segments)
         self.path = path
         self.job = job
+        self.key_attributes = tuple(key_attributes)
         self.report = Tally()
 
     def open(self, ledger: Ledger) -> Flow[Tally]:
@@ -203,6 +207,8 @@ class FileStore(MemoryStore):
                 "file to start over",
                 key=self.path,
             )
+        # the whole structure, before anything runs: a resumed run trusts its positions
+        check_checkpoint(data, self.path, len(self.positions), self.key_attributes)
         return data
 
     def write(self, document: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from .._context import PlanContext
 from .._entity_spec import EntitySpec
-from .._expressions import CompileContext, Condition, ExpressionBuilder, conjunction
+from .._expressions import CompileContext, Condition, ExpressionBuilder, conjunction, top_field
 from .._key_formats import KeyKind, key_type_of
 from .._keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from .._paging import binding_of
@@ -155,6 +155,9 @@ class KeyedPattern(Pattern):
                 "query the table"
             )
         self.filter_params = self.where.param_names() if self.where is not None else set()
+        read_key = self._key_attribute_read(self.where)
+        if read_key is not None:
+            raise ModelDefinitionError(f"{where}: {self._key_filter_refusal(read_key)}")
         clash = self.filter_params & (self._key_fields() | CALL_KEYWORDS)
         if clash:
             raise ModelDefinitionError(
@@ -326,7 +329,10 @@ class KeyedPattern(Pattern):
                 list(sort.values) if sort else None,
                 sorted((k, repr(v)) for k, v in filter_values.items()),
                 self.order,
+                # the whole filter: its text, the attribute names behind #w placeholders
+                # (Attr("note") and Attr("body") compile to the same text) and the values
                 call_filter[0] if call_filter else None,
+                sorted(call_filter[1].items()) if call_filter else None,
                 sorted(call_filter[2].items()) if call_filter else None,
             ),
             limit,
@@ -441,6 +447,11 @@ class KeyedPattern(Pattern):
                 "(Param is for filters declared on the pattern)",
                 key="where",
             )
+        read_key = self._key_attribute_read(where)
+        if read_key is not None:
+            raise InvalidRequestError(
+                f"{self.name}: {self._key_filter_refusal(read_key)}", key=read_key
+            )
         unprojected = self._unprojected(where)
         if unprojected:
             raise InvalidRequestError(
@@ -455,6 +466,24 @@ class KeyedPattern(Pattern):
     def _unprojected(self, where: Condition) -> list[str]:
         """The attributes a filter reads that the pattern's index does not project."""
         return []
+
+    def _key_attribute_read(self, where: Condition | None) -> str | None:
+        """A key attribute of the queried index or table that ``where`` reads, or None:
+        DynamoDB refuses a filter on one (it belongs in the key condition)."""
+        if where is None:
+            return None
+        read = {top_field(path) for path in where.attribute_paths()}
+        keys = self.plan.keys
+        attributes = keys.attributes if isinstance(self.plan, NativeKeyPlan) else (keys.pk, keys.sk)
+        return next((a for a in attributes if a and a in read), None)
+
+    def _key_filter_refusal(self, attribute: str) -> str:
+        fields = list(dict.fromkeys([*self.partition_fields(), *sorted(self._key_fields())]))
+        return (
+            f"the filter reads {attribute}, a key attribute of {self.index or 'the table'}, "
+            "and DynamoDB refuses filters on key attributes; narrow the query with its key "
+            f"keywords ({', '.join(fields)}) or a range lookup instead"
+        )
 
     def _filter_encoder(self) -> Callable[[str, Any], Any]:
         specs = self.specs

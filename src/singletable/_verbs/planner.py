@@ -92,9 +92,9 @@ class WritePlanner:
 
     # -- reads a write needs --
 
-    def _get(self, key: dict[str, Any]) -> Flow[dict[str, Any]]:
+    def _get(self, key: dict[str, Any], pattern: str | None = None) -> Flow[dict[str, Any]]:
         params = {"TableName": self.context.table_name, "Key": key, "ConsistentRead": True}
-        response: dict[str, Any] = yield Send("GetItem", params, None)
+        response: dict[str, Any] = yield Send("GetItem", params, pattern)
         return response
 
     def read_live(self, spec: EntitySpec, key: dict[str, Any]) -> Flow[Any]:
@@ -325,9 +325,13 @@ class WritePlanner:
 
     def send(self, op: WriteOp, pattern: str) -> Flow[dict[str, Any]]:
         """Send one op on its own: one request, or one transaction when it carries guard items;
-        a failed condition becomes the error the op classifies (one request tells a missing
-        item from a version conflict or a failed condition: DynamoDB returns the current item
-        with the failure, ALL_OLD)."""
+        a failed condition becomes the error the op classifies from the current item.
+
+        DynamoDB returns that item with the failure (``ALL_OLD``), so one request tells a
+        missing item from a version conflict or a failed condition. A failure that carries no
+        item does not prove the item absent (some DynamoDB-compatible backends never return
+        it): the item is then read once, consistently, and the error classified from that read.
+        """
         if op.guards:  # a cancellation is raised as the error this op's failure is
             yield from commit([op, *op.guards], self.table, self.context, pattern, single=True)
             return {}
@@ -337,11 +341,17 @@ class WritePlanner:
             params["ReturnConsumedCapacity"] = self.context.capacity
 
         def fail(exc: ServiceError) -> SingleTableError:
-            if exc.aws_code == "ConditionalCheckFailedException":
-                return op.fail(exc.response.get("Item"))
-            return exc
+            if exc.aws_code == "ConditionalCheckFailedException" and "Item" in exc.response:
+                return op.fail(exc.response["Item"])
+            return exc  # no item with the failure: classified below, from a read
 
-        response: dict[str, Any] = yield Send(op.operation, params, pattern, fail)
+        try:
+            response: dict[str, Any] = yield Send(op.operation, params, pattern, fail)
+        except ServiceError as exc:
+            if exc.aws_code != "ConditionalCheckFailedException":
+                raise
+            read = yield from self._get(op.key, pattern)
+            raise op.fail(read.get("Item")) from exc
         return response
 
     def create(self, entity: Any, condition: Condition | None) -> Flow[Any]:
