@@ -165,11 +165,16 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
+    from ..errors import ModelDefinitionError
+
     table = load_table(args.target)
-    if args.format == "cloudformation":
-        document = table.cloudformation(args.table_name)
-    else:
-        document = table.create_table_params(args.table_name)
+    try:
+        if args.format == "cloudformation":
+            document = table.cloudformation(args.table_name)
+        else:
+            document = table.create_table_params(args.table_name)
+    except ModelDefinitionError as exc:  # a native key attribute no imported entity types
+        raise CLIError(f"{exc} (name the module that declares them, or a Repository)") from None
     _write(json.dumps(document, indent=2) + "\n")
     return 0
 
