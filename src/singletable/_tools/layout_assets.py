@@ -2,10 +2,11 @@
 
 The page fills the window: a header line, then the views pane (a tab per view; the table of the
 selected view scrolls in both directions under a sticky header row, with its key columns sticky
-on the left) beside the access-pattern list. Rows are one line high: every cell is clipped with
-an ellipsis and carries its full text as a tooltip; clicking a row wraps its cells (clicking it
-again clips them). Clicking a pattern call selects the view of the index it reads and
-highlights the rows it returns and the rows it reads and drops.
+on the left: one per key attribute, up to eight on a native-key index) beside the
+access-pattern list. Rows are one line high: every cell is clipped with an ellipsis and carries
+its full text as a tooltip; clicking a row wraps its cells (clicking it again clips them).
+Clicking a pattern call selects the view of the index it reads and highlights the rows it
+returns and the rows it reads and drops.
 """
 
 CSS = """
@@ -44,6 +45,9 @@ table.grid { border-collapse: separate; border-spacing: 0; font-size: 13px; }
 .grid .k { position: sticky; }
 .grid .k0 { left: var(--k0, 0); } .grid .k1 { left: var(--k1, 0); }
 .grid .k2 { left: var(--k2, 0); } .grid .k3 { left: var(--k3, 0); }
+.grid .k4 { left: var(--k4, 0); } .grid .k5 { left: var(--k5, 0); }
+.grid .k6 { left: var(--k6, 0); } .grid .k7 { left: var(--k7, 0); }
+.grid .k8 { left: var(--k8, 0); } .grid .k9 { left: var(--k9, 0); }
 .grid thead th.k { z-index: 3; }
 .grid tbody .k { z-index: 1; }
 .grid .last-key { box-shadow: inset -1px 0 0 var(--line); }
@@ -51,7 +55,8 @@ table.grid { border-collapse: separate; border-spacing: 0; font-size: 13px; }
 .grid th.pkc { background: #fff; font-weight: 600; }
 .v { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 24ch; }
 .code .v { font: var(--mono); line-height: 18px; }
-.k1 .v { max-width: 32ch; } .k2 .v { max-width: 44ch; } .k3 .v { max-width: 16ch; }
+.kp .v { max-width: 32ch; } .ks .v { max-width: 44ch; } .kt .v { max-width: 16ch; }
+.native .kp .v, .native .ks .v { max-width: 28ch; }
 td.num { color: #57606a; text-align: right; min-width: 3ch; }
 tr.type-head > * { font-size: 11px; line-height: 13px; padding-top: 1px; padding-bottom: 1px;
                    color: #57606a; background: var(--head); font-weight: 600; }

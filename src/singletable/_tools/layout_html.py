@@ -1,5 +1,6 @@
 """The layout view as one self-contained HTML page (inline CSS and JS from ``layout_assets``,
-no network assets): a tab per view (the table, then each secondary index), one-line rows
+no network assets): a tab per view (the table, then each secondary index; a native-key index
+shows each of its partition and sort attributes as a key column), one-line rows
 coloured by entity type and grouped by partition, non-key attributes as a column set per entity
 type (a row of attribute names wherever the type changes); clicking a pattern call selects its
 index's view and highlights the rows it returns and the rows it reads and drops."""
@@ -35,22 +36,32 @@ def _cell(text: str, classes: str = "", title: str | None = None, tag: str = "td
 
 def _view_html(layout: Layout, view: IndexView) -> list[str]:
     """One view (the table or an index): a sticky-headed table, a tbody per partition whose
-    first cell spans it, a header row of attribute names wherever the entity type changes."""
+    partition cells (one per partition attribute) span it, a header row of attribute names
+    wherever the entity type changes."""
     keyish = set(layout.key_columns)
     slots = view.slots
+    parts, sorts = len(view.pk_attributes), len(view.sk_attributes)
     sticky = ["#", *view.key_columns] + ([view.type_attribute] if view.shows_type else [])
     last = len(sticky) - 1
-    names = ["num", "pk", "sk", "type"] if view.sk else ["num", "pk", "type"]
-    kinds = dict(zip(range(len(sticky)), names))
-
-    def key_class(i: int) -> str:
-        return f"k k{i}" + (" last-key" if i == last else "")
-
+    kinds = ["num"] + ["pk"] * parts + ["sk"] * sorts + ["type"] * view.shows_type
     roles = {"num": "item number (as in the table view)", "pk": "partition key"}
     roles |= {"sk": "sort key", "type": "type tag"}
+    role_class = {"num": "", "pk": " kp", "sk": " ks", "type": " kt"}
+
+    def key_class(i: int) -> str:
+        return f"k k{i}{role_class[kinds[i]]}" + (" last-key" if i == last else "")
+
+    def role(i: int) -> str:
+        count = parts if kinds[i] == "pk" else sorts
+        place = i if kinds[i] == "pk" else i - parts
+        numbered = (
+            f" (attribute {place} of {count})" if kinds[i] in ("pk", "sk") and count > 1 else ""
+        )
+        return roles[kinds[i]] + numbered
+
     head = [
         f'<th class="{key_class(i)}{" key" if i else ""}" data-column="{kinds[i]}" '
-        f'title="{roles[kinds[i]]}">{_esc(name)}</th>'
+        f'title="{role(i)}">{_esc(name)}</th>'
         for i, name in enumerate(sticky)
     ]
     if slots:
@@ -58,8 +69,9 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
             f'<th colspan="{slots}" class="attrs">attributes '
             '<span class="op">(a column set per entity type)</span></th>'
         )
+    native = " native" if view.native else ""
     out = [
-        f'<section class="view" role="tabpanel" data-view="{_esc(view.ident)}" '
+        f'<section class="view{native}" role="tabpanel" data-view="{_esc(view.ident)}" '
         f'data-rows="{len(view.rows)}" '
         f'aria-label="{_esc(view.ident)}">',
         f'<p class="view-info" title="{_esc(view.describe())}">{_esc(view.describe())} · '
@@ -74,7 +86,9 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
             columns = view.columns_of(row)
             if slots and row.type_name != previous:
                 cells = ['<td class="k k0"></td>']
-                cells += [f'<td class="{key_class(i)}"></td>' for i in range(2, len(sticky))]
+                cells += [
+                    f'<td class="{key_class(i)}"></td>' for i in range(1 + parts, len(sticky))
+                ]
                 cells += [f"<th>{_esc(name)}</th>" for name in columns]
                 cells += ["<td></td>"] * (slots - len(columns))
                 lines.append(
@@ -85,8 +99,8 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
             previous = row.type_name
             colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
             cells = [f'<td class="k k0 num">{row.number}</td>']
-            if view.sk:
-                cells.append(_cell(row.text(view.sk), key_class(2) + " code"))
+            for j, attribute in enumerate(view.sk_attributes):
+                cells.append(_cell(row.text(attribute), key_class(1 + parts + j) + " code"))
             if view.shows_type:
                 cells.append(_cell(row.type_name or "", key_class(last)))
             for name in columns:
@@ -102,12 +116,15 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
                 f'data-type="{_esc(row.type_name or "")}" '
                 f'style="--type-colour:{colour}">' + "".join(cells) + "</tr>"
             )
-        span = len(lines)
         first = lines[0]
         cut = first.index("</td>") + len("</td>")  # after the # cell
-        pk_cell = _cell(partition, "k k1 pkc code" + (" last-key" if last == 1 else ""), tag="th")
-        pk_cell = pk_cell.replace("<th ", f'<th rowspan="{span}" scope="rowgroup" ', 1)
-        lines[0] = first[:cut] + pk_cell + first[cut:]
+        spanning = "".join(
+            _cell(rows[0].text(attribute), key_class(1 + i) + " pkc code", tag="th").replace(
+                "<th ", f'<th rowspan="{len(lines)}" scope="rowgroup" ', 1
+            )
+            for i, attribute in enumerate(view.pk_attributes)
+        )
+        lines[0] = first[:cut] + spanning + first[cut:]
         out.append(
             f'<tbody class="partition" data-partition="{_esc(partition)}">'
             + "".join(lines)
