@@ -97,6 +97,12 @@ class Shop(Repository, table=shop):
     # merges them, newest first.
     orders_by_status = query(Order, index="GSI1", order="desc", scatter="shard")
 
+    # -- native keys: a customer's orders by status (newest first), by total --
+    # customer_id= names the partition; status= then created_at__... narrow it left to right.
+    customer_orders_by_status = query(Order, index="OrdersByStatus", order="desc")
+    # total__gte=Decimal("50") is a numeric range: N attributes compare as numbers.
+    customer_orders_by_total = query(Order, index="OrdersByTotal", order="desc")
+
     # -- the catalogue --
     product = get(Product)
     products_by_category = query(Product, index="GSI1")
@@ -263,6 +269,8 @@ EXAMPLE_CALLS: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("orders_by_status", {"status": OrderStatus.PENDING}),
+    ("customer_orders_by_status", {"customer_id": "c1", "status": OrderStatus.PENDING}),
+    ("customer_orders_by_total", {"customer_id": "c1", "total__gte": Decimal("50")}),
     ("product", {"product_id": "p-mug"}),
     ("products_by_category", {"category": "kitchen"}),
     ("order_with_items", {"order_id": "o-1001"}),
