@@ -326,3 +326,33 @@ def test_chromium_geometry_of_native_views(
         page.call("Page.navigate", url=path.as_uri())
         page.wait_for("Page.loadEventFired")
         _check_geometry(page, layout, size, "native")
+
+
+# -- the demo shop ---------------------------------------------------------------------------------
+
+
+def test_the_demo_shops_native_indexes(tmp_path: Path) -> None:
+    """`singletable demo --layout` and `singletable layout` of the packaged shop: a tab per
+    native index, and customer_orders_by_total's calls ordered by total as numbers (318.50
+    before 8.50, which text order would reverse)."""
+    from singletable._tools.layout_seed import items_from_file
+    from singletable.demo_shop import repository as demo_shop
+
+    items, source = items_from_file(demo_shop.Shop, demo_shop.DATA)
+    layout = build_layout(demo_shop.Shop, items, source=source)
+    by_total = layout.view("OrdersByTotal")
+    assert by_total.native and by_total.key_columns == ["customer_id", "total"]
+    totals = {label: [r.text("total") for r in rows] for label, rows in by_total.partitions}
+    assert totals["c2"] == ["8.50", "318.50"]  # ascending by value in the index
+    view = next(v for v in layout.patterns if v.name == "customer_orders_by_total")
+    c2 = next(c for c in view.calls if c.label == "customer_orders_by_total(customer_id='c2')")
+    assert [layout.rows[n - 1].text("total") for n in c2.returned] == ["318.50", "8.50"]
+    by_status = next(v for v in layout.patterns if v.name == "customer_orders_by_status")
+    c1 = next(
+        c for c in by_status.calls if c.label == "customer_orders_by_status(customer_id='c1')"
+    )
+    assert [layout.rows[n - 1].text("status") for n in c1.returned] == [
+        "SHIPPED",
+        "PENDING",
+        "PAID",
+    ]  # desc: status text order, reversed
