@@ -14,7 +14,7 @@ from .layout_assets import CSS, JS
 
 if TYPE_CHECKING:
     from .layout import Layout
-    from .layout_views import IndexView
+    from .layout_views import IndexView, Row
 
 UNKNOWN_COLOUR = "#e6e6e6"
 
@@ -34,39 +34,48 @@ def _cell(text: str, classes: str = "", title: str | None = None, tag: str = "td
     return f'<{tag}{attrs}><div class="v" title="{_esc(tip)}">{_esc(text)}</div></{tag}>'
 
 
+class _KeyColumns:
+    """A view's sticky columns: ``#``, each partition and sort attribute, the type tag."""
+
+    ROLES = {
+        "num": "item number (as in the table view)",
+        "pk": "partition key",
+        "sk": "sort key",
+        "type": "type tag",
+    }
+    CLASSES = {"num": "", "pk": " kp", "sk": " ks", "type": " kt"}
+
+    def __init__(self, view: IndexView) -> None:
+        self.parts, self.sorts = len(view.pk_attributes), len(view.sk_attributes)
+        self.names = ["#", *view.key_columns] + ([view.type_attribute] if view.shows_type else [])
+        self.kinds = ["num"] + ["pk"] * self.parts + ["sk"] * self.sorts
+        self.kinds += ["type"] * view.shows_type
+        self.last = len(self.names) - 1
+
+    def css(self, i: int) -> str:
+        """The classes of column ``i``: sticky at its offset, its role, the last one's edge."""
+        return f"k k{i}{self.CLASSES[self.kinds[i]]}" + (" last-key" if i == self.last else "")
+
+    def head(self, i: int) -> str:
+        kind = self.kinds[i]
+        count = self.parts if kind == "pk" else self.sorts
+        place = i if kind == "pk" else i - self.parts
+        numbered = f" (attribute {place} of {count})" if kind in ("pk", "sk") and count > 1 else ""
+        return (
+            f'<th class="{self.css(i)}{" key" if i else ""}" data-column="{kind}" '
+            f'title="{self.ROLES[kind]}{numbered}">{_esc(self.names[i])}</th>'
+        )
+
+
 def _view_html(layout: Layout, view: IndexView) -> list[str]:
     """One view (the table or an index): a sticky-headed table, a tbody per partition whose
     partition cells (one per partition attribute) span it, a header row of attribute names
     wherever the entity type changes."""
-    keyish = set(layout.key_columns)
-    slots = view.slots
-    parts, sorts = len(view.pk_attributes), len(view.sk_attributes)
-    sticky = ["#", *view.key_columns] + ([view.type_attribute] if view.shows_type else [])
-    last = len(sticky) - 1
-    kinds = ["num"] + ["pk"] * parts + ["sk"] * sorts + ["type"] * view.shows_type
-    roles = {"num": "item number (as in the table view)", "pk": "partition key"}
-    roles |= {"sk": "sort key", "type": "type tag"}
-    role_class = {"num": "", "pk": " kp", "sk": " ks", "type": " kt"}
-
-    def key_class(i: int) -> str:
-        return f"k k{i}{role_class[kinds[i]]}" + (" last-key" if i == last else "")
-
-    def role(i: int) -> str:
-        count = parts if kinds[i] == "pk" else sorts
-        place = i if kinds[i] == "pk" else i - parts
-        numbered = (
-            f" (attribute {place} of {count})" if kinds[i] in ("pk", "sk") and count > 1 else ""
-        )
-        return roles[kinds[i]] + numbered
-
-    head = [
-        f'<th class="{key_class(i)}{" key" if i else ""}" data-column="{kinds[i]}" '
-        f'title="{role(i)}">{_esc(name)}</th>'
-        for i, name in enumerate(sticky)
-    ]
-    if slots:
+    keys = _KeyColumns(view)
+    head = [keys.head(i) for i in range(len(keys.names))]
+    if view.slots:
         head.append(
-            f'<th colspan="{slots}" class="attrs">attributes '
+            f'<th colspan="{view.slots}" class="attrs">attributes '
             '<span class="op">(a column set per entity type)</span></th>'
         )
     native = " native" if view.native else ""
@@ -80,58 +89,68 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
         f"<thead><tr>{''.join(head)}</tr></thead>",
     ]
     for partition, rows in view.partitions:
-        lines: list[str] = []
-        previous: object = object()
-        for row in rows:
-            columns = view.columns_of(row)
-            if slots and row.type_name != previous:
-                cells = ['<td class="k k0"></td>']
-                cells += [
-                    f'<td class="{key_class(i)}"></td>' for i in range(1 + parts, len(sticky))
-                ]
-                cells += [f"<th>{_esc(name)}</th>" for name in columns]
-                cells += ["<td></td>"] * (slots - len(columns))
-                lines.append(
-                    f'<tr class="type-head" data-type="{_esc(row.type_name or "")}">'
-                    + "".join(cells)
-                    + "</tr>"
-                )
-            previous = row.type_name
-            colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
-            cells = [f'<td class="k k0 num">{row.number}</td>']
-            for j, attribute in enumerate(view.sk_attributes):
-                cells.append(_cell(row.text(attribute), key_class(1 + parts + j) + " code"))
-            if view.shows_type:
-                cells.append(_cell(row.type_name or "", key_class(last)))
-            for name in columns:
-                text = row.text(name)
-                cells.append(
-                    _cell(text, "code" if name in keyish else "", f"{name}: {text}")
-                    if name in row.item
-                    else "<td></td>"
-                )
-            cells += ["<td></td>"] * (slots - len(columns))
-            lines.append(
-                f'<tr class="item" data-row="{row.number}" '
-                f'data-type="{_esc(row.type_name or "")}" '
-                f'style="--type-colour:{colour}">' + "".join(cells) + "</tr>"
-            )
-        first = lines[0]
-        cut = first.index("</td>") + len("</td>")  # after the # cell
-        spanning = "".join(
-            _cell(rows[0].text(attribute), key_class(1 + i) + " pkc code", tag="th").replace(
-                "<th ", f'<th rowspan="{len(lines)}" scope="rowgroup" ', 1
-            )
-            for i, attribute in enumerate(view.pk_attributes)
-        )
-        lines[0] = first[:cut] + spanning + first[cut:]
-        out.append(
-            f'<tbody class="partition" data-partition="{_esc(partition)}">'
-            + "".join(lines)
-            + "</tbody>"
-        )
+        out.append(_partition_html(layout, view, keys, partition, rows))
     out.append("</table></div></section>")
     return out
+
+
+def _partition_html(
+    layout: Layout, view: IndexView, keys: _KeyColumns, partition: str, rows: list[Row]
+) -> str:
+    """One partition's tbody: its rows, a row of attribute names wherever the type changes,
+    and a cell per partition attribute spanning them all."""
+    keyish = set(layout.key_columns)
+    slots = view.slots
+    lines: list[str] = []
+    previous: object = object()
+    for row in rows:
+        columns = view.columns_of(row)
+        if slots and row.type_name != previous:
+            cells = ['<td class="k k0"></td>']
+            cells += [
+                f'<td class="{keys.css(i)}"></td>' for i in range(1 + keys.parts, keys.last + 1)
+            ]
+            cells += [f"<th>{_esc(name)}</th>" for name in columns]
+            cells += ["<td></td>"] * (slots - len(columns))
+            lines.append(
+                f'<tr class="type-head" data-type="{_esc(row.type_name or "")}">'
+                + "".join(cells)
+                + "</tr>"
+            )
+        previous = row.type_name
+        colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
+        cells = [f'<td class="k k0 num">{row.number}</td>']
+        for j, attribute in enumerate(view.sk_attributes):
+            cells.append(_cell(row.text(attribute), keys.css(1 + keys.parts + j) + " code"))
+        if view.shows_type:
+            cells.append(_cell(row.type_name or "", keys.css(keys.last)))
+        for name in columns:
+            text = row.text(name)
+            cells.append(
+                _cell(text, "code" if name in keyish else "", f"{name}: {text}")
+                if name in row.item
+                else "<td></td>"
+            )
+        cells += ["<td></td>"] * (slots - len(columns))
+        lines.append(
+            f'<tr class="item" data-row="{row.number}" '
+            f'data-type="{_esc(row.type_name or "")}" '
+            f'style="--type-colour:{colour}">' + "".join(cells) + "</tr>"
+        )
+    first = lines[0]
+    cut = first.index("</td>") + len("</td>")  # after the # cell
+    spanning = "".join(
+        _cell(rows[0].text(attribute), keys.css(1 + i) + " pkc code", tag="th").replace(
+            "<th ", f'<th rowspan="{len(lines)}" scope="rowgroup" ', 1
+        )
+        for i, attribute in enumerate(view.pk_attributes)
+    )
+    lines[0] = first[:cut] + spanning + first[cut:]
+    return (
+        f'<tbody class="partition" data-partition="{_esc(partition)}">'
+        + "".join(lines)
+        + "</tbody>"
+    )
 
 
 def _patterns_html(layout: Layout) -> list[str]:
