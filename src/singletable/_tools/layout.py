@@ -245,7 +245,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
     if not calls:
         view.note = (
             view.note + "; " if view.note else ""
-        ) + "no partition in these items matches the partition key template"
+        ) + "no partition in these items matches the pattern's partition key"
     return view
 
 
