@@ -4,6 +4,7 @@ Run from the repository root (moto's server must be installed: ``pip install -e 
 
     python bench/e2e.py [--endpoints moto,replay,tls] [--rounds 20] [--gets 300] [--queries 100]
                         [--scatters 40] [--projected 100] [--no-scatter]
+                        [--natives 100] [--no-native]
                         [--warmup 2] [--seed 7] [--import-runs 10] [--no-async] [--json out.json]
 
 One process, contenders interleaved call by call: every round runs, per operation,
@@ -54,7 +55,10 @@ Then, per endpoint, the scatter-gather and projection rows (``bench/scatter_gath
 scatter Query over 8 shards x 25 orders through singletable against the same 8 Queries sent
 one after another by the raw client and merged by hand, and a projected 100-item Query
 against the full one; their figure is the process CPU time (the scatter's Queries run on pool
-threads), with wall time beside it. And the write rows (``bench/writes.py``): PutItem,
+threads), with wall time beside it. The native-index rows (``bench/native_keys.py``;
+``--no-native`` skips them): a 100-item Query on a native-key index beside the same Query on a
+key-template index, raw and through singletable, client CPU (the thread's) with the native /
+template ratio against 1.00 ± 0.05. And the write rows (``bench/writes.py``): PutItem,
 UpdateItem in its keyword and instance forms, DeleteItem, a TransactWriteItems of 4
 operations with a ``Unique()`` guard and a BatchWriteItem of 100 orders through singletable,
 against the raw client sending the very same requests and the by-hand path (client CPU,
@@ -94,6 +98,7 @@ from boto3.dynamodb.types import TypeDeserializer
 import codec as codec_bench
 import endpoints
 import imports as imports_bench
+import native_keys as native_bench
 import scatter_gather as scatter_bench
 import writes as writes_bench
 from codec import Order, decode_by_hand, make_orders, shop
@@ -480,6 +485,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-scatter", action="store_true", help="skip the scatter and projection rows"
     )
     parser.add_argument(
+        "--natives", type=int, default=100, help="native-index row Queries per contender (100)"
+    )
+    parser.add_argument("--no-native", action="store_true", help="skip the native-index rows")
+    parser.add_argument(
         "--writes", type=int, default=4, help="write steps per round and operation (4)"
     )
     parser.add_argument("--no-writes", action="store_true", help="skip the write rows")
@@ -491,6 +500,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.rounds < 2 or args.gets < args.rounds or args.queries < args.rounds:
         parser.error("--rounds must be ≥ 2 and ≤ --gets and --queries")
     args.chunks = {"GetItem": args.gets // args.rounds, "Query": args.queries // args.rounds}
+    args.native_steps = max(1, args.natives // args.rounds)
     args.scatter_steps = {
         "Scatter": max(1, args.scatters // args.rounds),
         "Projection": max(1, args.projected // args.rounds),
@@ -524,6 +534,7 @@ def bench_endpoint(
     endpoint: Endpoint,
     orders: list[Order],
     pending_ids: list[str] | None,
+    native_ids: list[str] | None,
     side: AsyncSide | None,
     args: argparse.Namespace,
     rng: random.Random,
@@ -544,12 +555,18 @@ def bench_endpoint(
         client = functools.partial(plain_client, verify=endpoint.certfile)
         extra = scatter_bench.make_rows(endpoint.url, CUSTOMER, client, default_repository)
         scatter_bench.verify(extra, pending_ids, orders, name)
+    native_rows = []
+    if native_ids is not None:
+        client = functools.partial(plain_client, verify=endpoint.certfile)
+        native_rows = native_bench.make_rows(endpoint.url, client, default_repository)
+        native_bench.verify(native_rows, native_ids, name)
     if endpoint.replay:
         endpoint.replay_freeze()
         before = endpoint.replay_stats()
     samples = run(contenders, args.rounds, args.warmup, args.chunks, rng)
     verify(contenders, orders, name)
     extra_samples = scatter_bench.run(extra, args.rounds, args.warmup, args.scatter_steps, rng)
+    native_samples = native_bench.run(native_rows, args.rounds, args.warmup, args.native_steps, rng)
     write_samples = None
     if write_rows is not None:
         write_samples = writes_bench.run(
@@ -563,6 +580,8 @@ def bench_endpoint(
         )
     if pending_ids is not None:
         scatter_bench.verify(extra, pending_ids, orders, name)
+    if native_ids is not None:
+        native_bench.verify(native_rows, native_ids, name)
     label = endpoint.label
     if endpoint.replay:
         after = endpoint.replay_stats()
@@ -577,6 +596,9 @@ def bench_endpoint(
     if extra:
         out["scatter"] = scatter_bench.summarise(extra, extra_samples)
         scatter_bench.report(name, out["scatter"])
+    if native_rows:
+        out["native"] = native_bench.summarise(native_samples)
+        native_bench.report(name, out["native"])
     if write_rows is not None and write_samples is not None:
         out["writes"] = writes_bench.summarise(write_rows, write_samples)
         writes_bench.report(name, out["writes"])
@@ -598,15 +620,18 @@ def main(argv: list[str] | None = None) -> int:
         moto_client = plain_client(moto_url)
         orders = seed_data(moto_client, args.seed)
         pending_ids = None if args.no_scatter else scatter_bench.seed(moto_client, args.seed)
+        native_ids = None if args.no_native else native_bench.seed(moto_client, args.seed)
         with contextlib.ExitStack() as stack:
             started = endpoints.start(args.endpoints, moto_url, stack)
             for endpoint in (started[n] for n in args.endpoints if n in started):
                 side = None if args.no_async else AsyncSide()
                 if side is not None:
                     stack.callback(side.close)
-                found = bench_endpoint(endpoint, orders, pending_ids, side, args, rng, moto_client)
+                found = bench_endpoint(
+                    endpoint, orders, pending_ids, native_ids, side, args, rng, moto_client
+                )
                 results["endpoints"][endpoint.name] = found["rows"]
-                for part in ("scatter", "writes"):
+                for part in ("scatter", "native", "writes"):
                     if part in found:
                         results.setdefault(part, {})[endpoint.name] = found[part]
         if args.own_reps > 0:

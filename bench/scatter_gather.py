@@ -229,13 +229,19 @@ Samples = dict[str, list[list[tuple[int, int]]]]  # name -> rounds of (cpu ns, w
 
 
 def run(
-    rows: list[Row], rounds: int, warmup: int, steps: dict[str, int], rng: random.Random
+    rows: list[Row],
+    rounds: int,
+    warmup: int,
+    steps: dict[str, int],
+    rng: random.Random,
+    clock: Callable[[], int] = time.process_time_ns,
 ) -> Samples:
-    """Per contender, one list of (process CPU ns, wall ns) per timed round; per round and
+    """Per contender, one list of (CPU ns, wall ns) per timed round; per round and
     operation, ``steps[op]`` steps each call every contender of that operation once, in a
-    shuffled order."""
+    shuffled order. CPU is ``clock``'s: the process's by default (a scatter's Queries run on
+    pool threads), ``time.thread_time_ns`` for calls that stay on this thread."""
     samples: Samples = {row.name: [] for row in rows}
-    cpu_time, perf_counter = time.process_time_ns, time.perf_counter_ns
+    cpu_time, perf_counter = clock, time.perf_counter_ns
     ops = sorted({row.op for row in rows})
     for rnd in range(warmup + rounds):
         rng.shuffle(ops)

@@ -295,6 +295,74 @@ def test_schema_table_name_and_repository_target(capsys: pytest.CaptureFixture[s
     assert json.loads(out) == shop.create_table_params("Shop-dev")
 
 
+def test_schema_native_keys_are_typed_and_multi_attribute(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A native-key index: every key attribute in KeySchema order (all HASH, then all RANGE),
+    each typed from its fields in AttributeDefinitions; CloudFormation carries the same."""
+    from .native_models import tenants
+
+    status, out, _ = cli(capsys, "schema", "tests.native_models:Tenants")
+    assert status == 0
+    document = json.loads(out)
+    assert document == tenants.create_table_params()
+    by_tenant = next(g for g in document["GlobalSecondaryIndexes"] if g["IndexName"] == "ByTenant")
+    assert by_tenant["KeySchema"] == [
+        {"AttributeName": "tenant_id", "KeyType": "HASH"},
+        {"AttributeName": "region", "KeyType": "HASH"},
+        {"AttributeName": "status", "KeyType": "RANGE"},
+        {"AttributeName": "created_at", "KeyType": "RANGE"},
+    ]
+    types = {a["AttributeName"]: a["AttributeType"] for a in document["AttributeDefinitions"]}
+    assert types == {
+        "PK": "S",
+        "SK": "S",
+        "tenant_id": "S",
+        "region": "S",
+        "status": "S",
+        "created_at": "S",
+        "shard": "N",
+        "total": "N",
+        "tournament_id": "S",
+        "round": "N",
+    }
+    status, out, _ = cli(
+        capsys, "schema", "tests.native_models:tenants", "--format", "cloudformation"
+    )
+    assert status == 0
+    resource = json.loads(out)
+    assert resource == tenants.cloudformation()
+    properties = resource["Properties"]
+    assert properties["GlobalSecondaryIndexes"] == document["GlobalSecondaryIndexes"]
+    # CloudFormation wants exactly the key attributes defined, none more
+    keyed = {
+        k["AttributeName"]
+        for schema in [properties["KeySchema"]]
+        + [g["KeySchema"] for g in properties["GlobalSecondaryIndexes"]]
+        for k in schema
+    }
+    assert {a["AttributeName"] for a in properties["AttributeDefinitions"]} == keyed
+
+
+def test_schema_of_a_native_table_without_its_entities(tmp_path: Path) -> None:
+    """A native key attribute takes its type from the entities: a module that declares the
+    table alone cannot say it, and the error says so in one line."""
+    (tmp_path / "only_tables.py").write_text(
+        textwrap.dedent(
+            """
+            from singletable import GSI, Table
+
+            games = Table("Games", indexes=[GSI("OpenGames", pk=("map",), sk=("opened",))])
+            """
+        )
+    )
+    result = run_cli("schema", "only_tables:games", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    line = one_line(result.stderr)
+    assert "'map'" in line and "OpenGames" in line and "declare the entities" in line
+
+
 # -- help and usage errors ----------------------------------------------------------------------
 
 
@@ -649,12 +717,12 @@ def test_demo_of_the_packaged_shop_from_any_folder(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     check_demo_output(result.stdout, [name for name, _ in module.EXAMPLE_CALLS], explain)
     assert "singletable demo: singletable.demo_shop.repository:Shop" in result.stdout
-    # the shop's seven deliberate findings are one line, not seven blocks (its orders by
+    # the shop's eight deliberate findings are one line, not eight blocks (its orders by
     # status are sharded: no hot partition to acknowledge there)
     lint = result.stdout.split("## Lint", 1)[1].split("##", 1)[0].strip().splitlines()
     assert lint == [
-        "7 acknowledged findings (lint --verbose shows them)",
-        "Shop: 0 errors, 0 warnings, 0 info, 7 acknowledged -> passes",
+        "8 acknowledged findings (lint --verbose shows them)",
+        "Shop: 0 errors, 0 warnings, 0 info, 8 acknowledged -> passes",
     ]
     assert demo_lines(result.stdout)["orders_by_status"]["operation"] == "Query x8"
     assert list(tmp_path.iterdir()) == []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from singletable import Entity, Table
+from singletable import GSI, Entity, Table
 from singletable._entity import spec_of
 from singletable._tools.lint import (
     LINT_URL,
@@ -26,6 +26,7 @@ from singletable._tools.lint import (
 )
 
 from . import lint_models as m
+from . import lint_native_models as nm
 from .models import Leaderboard, Store
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -476,3 +477,85 @@ def test_datetime_and_padded_languages() -> None:
     literal = Lang().text("2026-06-01T10:00:00.000000Z")
     assert languages_intersect(lang, literal)
     assert not languages_intersect(lang, Lang().text("2026-06-01"))
+
+
+# -- native-key indexes ---------------------------------------------------------------------------
+
+
+def test_native_indexes_lint_clean() -> None:
+    """Two entity types in one native index (a collection over it), a number sort attribute,
+    a KEYS_ONLY native index read with hydrate= and keys_only=, the table's sort key as a
+    native sort attribute: no key finding (typed attributes neither collide nor overlap); a
+    Sale is in three indexes, so its writes cost six index units to one (the cost rule's info)."""
+    assert [(f.code, f.subject) for f in check(nm.NativeCleanRepo)] == [
+        ("write-amplification", "Sale")
+    ]
+    assert check(nm.NativeShardedRepo) == []  # the hot-partition fix, applied
+
+
+def test_native_hot_partition_low_cardinality_attributes() -> None:
+    found = {f.subject: f for f in codes(nm.NativeHotRepo, "hot-partition")}
+    assert set(found) == {"Ticket.ByStatus", "Ticket.Global", "Ticket.ByConstant"}
+    by_status = found["Ticket.ByStatus"]
+    assert by_status.severity == "warning"
+    assert "native index ByStatus" in by_status.message
+    assert "partition key (status, region)" in by_status.message
+    assert "status (OPEN, CLOSED), region (eu, us): at most 4 partitions" in by_status.message
+    # a Shard field alone is low-cardinality too: n partitions for every ticket
+    assert "shard (0, 1, 2, 3): at most 4 partitions" in found["Ticket.Global"].message
+    assert "only holds 'TICKET'" in found["Ticket.ByConstant"].message
+    assert codes(nm.NativeCleanRepo, "hot-partition") == []  # tenant_id, customer_id: many
+
+
+def test_native_hot_partition_hint_is_the_gsi_line_to_write() -> None:
+    """The fix adds a Shard field to the partition tuple: the entity's own when it has one
+    (stored already: no backfill), else a new one; the hint holds the exact GSI(...) line."""
+    found = {f.subject: f.hint for f in codes(nm.NativeHotRepo, "hot-partition")}
+    hint = found["Ticket.ByStatus"]
+    line = (
+        'GSI("ByStatus", pk=("status", "region", "shard"), sk=("created_at",), '
+        'projection="KEYS_ONLY")'
+    )
+    assert line in hint
+    assert eval(line, {"GSI": GSI}) == GSI(
+        "ByStatus", pk=("status", "region", "shard"), sk=("created_at",), projection="KEYS_ONLY"
+    )
+    assert "Ticket.shard (Shard(4), already stored on every item)" in hint
+    assert 'add scatter="shard" to tickets' in hint and "no backfill" in hint
+    assert "new index under another name" in hint
+    # a Shard field alone: more shards
+    assert 'Shard(16, of="ticket_id")' in found["Ticket.Global"]
+    # no Shard field yet: a new one, and a backfill to store it
+    wide = {f.subject: f.hint for f in codes(nm.NativeWideRepo, "hot-partition")}
+    pair = wide["Lead.ByPair"]
+    assert '`shard: Annotated[int, Shard(8, of="lead_id")] = 0`' in pair
+    assert (
+        'GSI("ByPair", pk=("status", "region", "shard"), sk=("lead_id",), '
+        'index_name="by-pair")' in pair
+    )
+    assert "repo.backfill(Lead)" in pair
+    # four attributes already: the shard takes the last one's place
+    four = wide["Lead.ByFour"]
+    assert 'GSI("ByFour", pk=("status", "region", "tier", "shard"))' in four
+    assert "in place of channel" in four
+
+
+def test_native_unused_and_unread_indexes() -> None:
+    (unused,) = codes(nm.NativeIndexedRepo, "unused-index")
+    assert unused.subject == "ByTag" and "Doc" in unused.message
+    assert "Keys" not in unused.hint and "by their fields" in unused.hint
+    (unread,) = codes(nm.NativeIndexedRepo, "unread-index")
+    assert unread.subject == "Sheet.ByOwner"
+    assert "None" in unread.hint and "Keys" not in unread.hint  # Doc, read there: not listed
+
+
+def test_native_patterns_get_the_other_rules_too() -> None:
+    (finding,) = codes(nm.NativeIndexedRepo, "filter")
+    assert finding.subject == "long_docs" and "pages > 100" in finding.message
+    for repository in (nm.NativeCleanRepo, nm.NativeHotRepo, nm.NativeIndexedRepo):
+        assert codes(repository, "scan") == []
+        assert codes(repository, "key-collision") == []
+        assert codes(repository, "prefix-overlap") == []
+        assert codes(repository, "collection-parent-order") == []
+        assert codes(repository, "unsortable-sort-key") == []
+        assert codes(repository, "projection-mismatch") == []

@@ -82,6 +82,15 @@ class QueryPlan:
         """What a cursor of this query is bound to (hashed only when a cursor is involved)."""
         return binding_of(*self.binding_parts)
 
+    def contains(self, key: Mapping[str, Any]) -> bool:
+        """Whether ``key`` (an item, or its key attributes) lies inside this query's key
+        condition: what a start key must satisfy, and which items the Query reads."""
+        try:
+            self.check_start(key)
+        except (InvalidCursor, KeyError):
+            return False
+        return True
+
 
 def key_plan(spec: EntitySpec, index: str | None, where: str) -> KeyPlan | NativeKeyPlan:
     """The entity's keys on ``index`` (None: the table), templates or native attributes."""

@@ -91,6 +91,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     import json
 
+    from ..errors import ModelDefinitionError
     from ._schema import NEEDS_REPOSITORY, schema_document
 
     if args.format in NEEDS_REPOSITORY:
@@ -105,6 +106,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
         target = load_table(args.target)
     try:
         document = schema_document(args, target)
+    except ModelDefinitionError as exc:  # a native key attribute no imported entity types
+        raise CLIError(f"{exc} (name the module that declares them, or a Repository)") from None
     except ValueError as exc:
         raise CLIError(str(exc)) from None
     write(json.dumps(document, indent=2) + "\n")

@@ -40,7 +40,7 @@ from .layout_items import (
     read_document,
     scan_items,
 )
-from .layout_views import IndexView, Row, build_views, table_order
+from .layout_views import MISSING_KEY, IndexView, Row, build_views, table_order
 
 if TYPE_CHECKING:
     from .._entity_spec import EntitySpec
@@ -139,8 +139,10 @@ def _key_columns(repository: type[Repository]) -> list[str]:
     columns: list[str] = []
     for index in [None, *table.index_names]:
         keys = table.index_keys(index)
-        for attr in (keys.pk, keys.sk):
-            if attr and attr not in columns:
+        if keys.native:
+            continue  # its attributes are the items' own fields, shown with the attributes
+        for attr in keys.attributes:
+            if attr not in columns:
                 columns.append(attr)
     return columns
 
@@ -191,25 +193,14 @@ def _view(pattern: Any) -> PatternView:
 
 def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> PatternView:
     from .._patterns.declare import QueryPattern
-    from .._patterns.keyed import within as _within
     from ..errors import SingleTableError
 
     view = _view(pattern)
-    plan = pattern.plan
-    pk_attr, sk_attr = plan.keys.pk, plan.keys.sk
-    in_index = [r for r in rows if r.key_text(pk_attr) is not None]
-    if sk_attr is not None:
-        in_index = [r for r in in_index if r.key_text(sk_attr) is not None]
+    keys = pattern.plan.keys
+    in_index = [r for r in rows if all(r.key(a) is not MISSING_KEY for a in keys.attributes)]
     # A scatter pattern's shard is not a call keyword: one call reads every shard.
     scatter: str | None = getattr(pattern, "scatter", None)
-    calls: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
-    for text in sorted({r.key_text(pk_attr) or "" for r in in_index}):
-        try:
-            values = plan.pk.parse(text)
-        except SingleTableError:
-            continue
-        call = {k: v for k, v in values.items() if k != scatter}
-        calls.setdefault(tuple(sorted((k, repr(v)) for k, v in call.items())), call)
+    calls = _partition_calls(pattern, in_index, scatter)
     own_types = {spec.type_name for spec in pattern.specs}
     keys_only = isinstance(pattern, QueryPattern) and (pattern.keys_only or pattern.hydrate)
     filter_values = dict.fromkeys(pattern.filter_params)
@@ -223,7 +214,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
         notes.append("the filter is not evaluated: rows shown are what the key condition returns")
     view.note = "; ".join(notes)
     # the merged order: the index's sort key, then (scatter) the table's key, as the pattern
-    order_attributes = getattr(pattern, "order_attributes", None) or [sk_attr]
+    order_attributes = getattr(pattern, "order_attributes", None) or keys.sk_attributes
     for number, values in enumerate(calls.values()):
         if number >= MAX_CALLS:
             view.more_calls = len(calls) - MAX_CALLS
@@ -240,16 +231,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
                 PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
             )
             continue
-        selected = []
-        for compiled in plans:
-            pk_value = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
-            sort = compiled.sort
-            selected += [
-                r
-                for r in in_index
-                if r.key_text(pk_attr) == pk_value
-                and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
-            ]
+        selected = [r for compiled in plans for r in in_index if compiled.contains(r.item)]
         selected.sort(
             key=lambda r: (tuple(r.key(a) for a in order_attributes), r.number),
             reverse=pattern.order == "desc",
@@ -271,8 +253,55 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
     if not calls:
         view.note = (
             view.note + "; " if view.note else ""
-        ) + "no partition in these items matches the partition key template"
+        ) + "no partition in these items matches the pattern's partition key"
     return view
+
+
+def _partition_calls(
+    pattern: Any, rows: Sequence[Row], scatter: str | None
+) -> dict[tuple[tuple[str, str], ...], dict[str, Any]]:
+    """One call per partition of ``rows`` the pattern can address (in the index's partition
+    order): the partition's field values as call keywords, the scattered field left out."""
+    from ..errors import SingleTableError
+
+    attributes = pattern.plan.keys.pk_attributes
+    partitions: dict[tuple[Any, ...], Row] = {}
+    for row in rows:
+        partitions.setdefault(tuple(row.key(a) for a in attributes), row)
+    calls: dict[tuple[tuple[str, str], ...], dict[str, Any]] = {}
+    for partition in sorted(partitions):
+        try:
+            values = _partition_values(pattern, partitions[partition])
+        except (SingleTableError, ValueError):
+            continue  # another entity's partition: not one this pattern can name
+        call = {k: v for k, v in values.items() if k != scatter}
+        calls.setdefault(tuple(sorted((k, repr(v)) for k, v in call.items())), call)
+    return calls
+
+
+def _partition_values(pattern: Any, row: Row) -> dict[str, Any]:
+    """The field values that name ``row``'s partition: parsed back from a key template, or
+    (a native-key index) the partition attributes' own values, as the fields type them."""
+    from .._patterns.native import NativeKeyPlan
+    from .._wire import decode_value
+    from ..errors import KeyTemplateError
+
+    plan = pattern.plan
+    if not isinstance(plan, NativeKeyPlan):
+        text = row.key_text(plan.keys.pk)
+        if text is None:
+            raise KeyTemplateError(f"{plan.keys.pk} is not a string")
+        return dict(plan.pk.parse(text))
+    spec = pattern.specs[0]
+    values: dict[str, Any] = {}
+    for attr in plan.native.pk:
+        if attr.template is not None:
+            values.update(attr.template.parse(row.key_text(attr.attribute) or ""))
+        else:
+            assert attr.field is not None
+            wire = decode_value(row.item[attr.attribute])
+            values[attr.field] = spec.coerce(attr.field, wire)
+    return values
 
 
 def _parses_as(spec: EntitySpec, row: Row) -> bool:

@@ -3,13 +3,14 @@
 The page fills the window: a header line (the type chips, which filter the rows to the types
 pressed, and buttons that fold and unfold every partition), then the views pane (a tab per
 view; the table of the selected view scrolls in both directions under a sticky header row,
-with its key columns sticky on the left) beside the access-pattern list. Rows are one line
-high: every cell is clipped with an ellipsis and carries its full text as a tooltip; clicking a
-row wraps its cells (clicking it again clips them); the arrow in a partition key folds the
-partition to its first row. A row of attribute names shows where a run of one type begins (the
-script recomputes them as filters and folds change). Clicking a pattern call selects the view of
-the index it reads, highlights the rows it returns (numbered in the order it returns them) and
-the rows it reads and drops, and shows the request it sends.
+with its key columns sticky on the left: one per key attribute, up to eight on a native-key
+index) beside the access-pattern list. Rows are one line high: every cell is clipped with an
+ellipsis and carries its full text as a tooltip; clicking a row wraps its cells (clicking it
+again clips them); the arrow in a partition key folds the partition to its first row. A row of
+attribute names shows where a run of one type begins (the script recomputes them as filters and
+folds change). Clicking a pattern call selects the view of the index it reads, highlights the
+rows it returns (numbered in the order it returns them) and the rows it reads and drops, and
+shows the request it sends.
 """
 
 CSS = """
@@ -52,6 +53,9 @@ table.grid { border-collapse: separate; border-spacing: 0; font-size: 13px; }
 .grid .k { position: sticky; }
 .grid .k0 { left: var(--k0, 0); } .grid .k1 { left: var(--k1, 0); }
 .grid .k2 { left: var(--k2, 0); } .grid .k3 { left: var(--k3, 0); }
+.grid .k4 { left: var(--k4, 0); } .grid .k5 { left: var(--k5, 0); }
+.grid .k6 { left: var(--k6, 0); } .grid .k7 { left: var(--k7, 0); }
+.grid .k8 { left: var(--k8, 0); } .grid .k9 { left: var(--k9, 0); }
 .grid thead th.k { z-index: 3; }
 .grid tbody .k { z-index: 1; }
 .grid .last-key { box-shadow: inset -1px 0 0 var(--line); }
@@ -67,7 +71,8 @@ td.num[data-pos]::before { content: attr(data-pos); background: var(--hit); colo
                            font-size: 11px; font-weight: 600; }
 .v { overflow: hidden; text-overflow: ellipsis; white-space: nowrap; max-width: 24ch; }
 .code .v { font: var(--mono); line-height: 18px; }
-.k1 .v { max-width: 32ch; } .k2 .v { max-width: 44ch; } .k3 .v { max-width: 16ch; }
+.kp .v { max-width: 32ch; } .ks .v { max-width: 44ch; } .kt .v { max-width: 16ch; }
+.native .kp .v, .native .ks .v { max-width: 28ch; }
 td.num { color: #57606a; text-align: right; min-width: 3ch; }
 tr.type-head > * { font-size: 11px; line-height: 13px; padding-top: 1px; padding-bottom: 1px;
                    color: #57606a; background: var(--head); font-weight: 600; }
@@ -162,10 +167,13 @@ JS = """
           previous = tr.dataset.type;
         });
         tbody.hidden = !first;
-        var key = tbody.querySelector("th.pkc");
+        var keys = Array.prototype.slice.call(tbody.querySelectorAll("th.pkc"));
+        var key = keys[0];  // (one per partition attribute; the first holds the fold button)
         if (first && key) {
-          if (key.parentNode !== first) { first.insertBefore(key, first.children[1]); }
-          key.rowSpan = all.length - all.indexOf(first);
+          if (key.parentNode !== first) {
+            keys.forEach(function (cell, i) { first.insertBefore(cell, first.children[1 + i]); });
+          }
+          keys.forEach(function (cell) { cell.rowSpan = all.length - all.indexOf(first); });
           key.setAttribute("data-more", folded && kept.length > 1 ?
             "+" + (kept.length - 1) + " more" : "");
           var fold = key.querySelector("button.fold");

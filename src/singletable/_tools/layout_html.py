@@ -1,10 +1,11 @@
 """The layout view as one self-contained HTML page (inline CSS and JS from ``layout_assets``,
-no network assets): a tab per view (the table, then each secondary index), one-line rows
-coloured by entity type and grouped by partition (each partition folds), non-key attributes as
-a column set per entity type (a row of attribute names where a run of one type begins), type
-chips that filter the rows to some entity types (a facet view); clicking a pattern call
-selects its index's view, highlights the rows it returns (numbered in the order it returns
-them) and the rows it reads and drops, and shows the request it sends."""
+no network assets): a tab per view (the table, then each secondary index; a native-key index
+shows each of its partition and sort attributes as a key column), one-line rows coloured by
+entity type and grouped by partition (each partition folds), non-key attributes as a column set
+per entity type (a row of attribute names where a run of one type begins), type chips that
+filter the rows to some entity types (a facet view); clicking a pattern call selects its
+index's view, highlights the rows it returns (numbered in the order it returns them) and the
+rows it reads and drops, and shows the request it sends."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from .layout_assets import CSS, JS
 
 if TYPE_CHECKING:
     from .layout import Layout
-    from .layout_views import IndexView
+    from .layout_views import IndexView, Row
 
 UNKNOWN_COLOUR = "#e6e6e6"
 
@@ -36,33 +37,53 @@ def _cell(text: str, classes: str = "", title: str | None = None, tag: str = "td
     return f'<{tag}{attrs}><div class="v" title="{_esc(tip)}">{_esc(text)}</div></{tag}>'
 
 
+class _KeyColumns:
+    """A view's sticky columns: ``#``, each partition and sort attribute, the type tag."""
+
+    ROLES = {
+        "num": "item number (as in the table view)",
+        "pk": "partition key",
+        "sk": "sort key",
+        "type": "type tag",
+    }
+    CLASSES = {"num": "", "pk": " kp", "sk": " ks", "type": " kt"}
+
+    def __init__(self, view: IndexView) -> None:
+        self.parts, self.sorts = len(view.pk_attributes), len(view.sk_attributes)
+        self.names = ["#", *view.key_columns] + ([view.type_attribute] if view.shows_type else [])
+        self.kinds = ["num"] + ["pk"] * self.parts + ["sk"] * self.sorts
+        self.kinds += ["type"] * view.shows_type
+        self.last = len(self.names) - 1
+
+    def css(self, i: int) -> str:
+        """The classes of column ``i``: sticky at its offset, its role, the last one's edge."""
+        return f"k k{i}{self.CLASSES[self.kinds[i]]}" + (" last-key" if i == self.last else "")
+
+    def head(self, i: int) -> str:
+        kind = self.kinds[i]
+        count = self.parts if kind == "pk" else self.sorts
+        place = i if kind == "pk" else i - self.parts
+        numbered = f" (attribute {place} of {count})" if kind in ("pk", "sk") and count > 1 else ""
+        return (
+            f'<th class="{self.css(i)}{" key" if i else ""}" data-column="{kind}" '
+            f'title="{self.ROLES[kind]}{numbered}">{_esc(self.names[i])}</th>'
+        )
+
+
 def _view_html(layout: Layout, view: IndexView) -> list[str]:
     """One view (the table or an index): a sticky-headed table, a tbody per partition whose
-    first cell spans it, a header row of attribute names wherever the entity type changes."""
-    keyish = set(layout.key_columns)
-    slots = view.slots
-    sticky = ["#", *view.key_columns] + ([view.type_attribute] if view.shows_type else [])
-    last = len(sticky) - 1
-    names = ["num", "pk", "sk", "type"] if view.sk else ["num", "pk", "type"]
-    kinds = dict(zip(range(len(sticky)), names))
-
-    def key_class(i: int) -> str:
-        return f"k k{i}" + (" last-key" if i == last else "")
-
-    roles = {"num": "item number (as in the table view)", "pk": "partition key"}
-    roles |= {"sk": "sort key", "type": "type tag"}
-    head = [
-        f'<th class="{key_class(i)}{" key" if i else ""}" data-column="{kinds[i]}" '
-        f'title="{roles[kinds[i]]}">{_esc(name)}</th>'
-        for i, name in enumerate(sticky)
-    ]
-    if slots:
+    partition cells (one per partition attribute) span it, a header row of attribute names
+    wherever the entity type changes."""
+    keys = _KeyColumns(view)
+    head = [keys.head(i) for i in range(len(keys.names))]
+    if view.slots:
         head.append(
-            f'<th colspan="{slots}" class="attrs">attributes '
+            f'<th colspan="{view.slots}" class="attrs">attributes '
             '<span class="op">(a column set per entity type)</span></th>'
         )
+    native = " native" if view.native else ""
     out = [
-        f'<section class="view" role="tabpanel" data-view="{_esc(view.ident)}" '
+        f'<section class="view{native}" role="tabpanel" data-view="{_esc(view.ident)}" '
         f'data-rows="{len(view.rows)}" '
         f'aria-label="{_esc(view.ident)}">',
         f'<p class="view-info" title="{_esc(view.describe())}">{_esc(view.describe())} · '
@@ -72,68 +93,91 @@ def _view_html(layout: Layout, view: IndexView) -> list[str]:
     ]
     previous: object = object()  # the type of the row above: a header row starts each run
     for partition, rows in view.partitions:
-        lines: list[str] = []
-        shown: list[bool] = []  # which of the lines show without the script's filters
-        for row in rows:
-            columns = view.columns_of(row)
-            if slots and (row.type_name != previous or not lines):
-                # every partition starts with one (for the type filter to reveal); shown
-                # only where a run of one type begins
-                repeat = " hidden" if row.type_name == previous else ""
-                cells = ['<td class="k k0"></td>']
-                cells += [f'<td class="{key_class(i)}"></td>' for i in range(2, len(sticky))]
-                cells += [f"<th>{_esc(name)}</th>" for name in columns]
-                cells += ["<td></td>"] * (slots - len(columns))
-                lines.append(
-                    f'<tr class="type-head" data-type="{_esc(row.type_name or "")}"{repeat}>'
-                    + "".join(cells)
-                    + "</tr>"
-                )
-                shown.append(not repeat)
-            previous = row.type_name
-            colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
-            cells = [f'<td class="k k0 num">{row.number}</td>']
-            if view.sk:
-                cells.append(_cell(row.text(view.sk), key_class(2) + " code"))
-            if view.shows_type:
-                cells.append(_cell(row.type_name or "", key_class(last)))
-            for name in columns:
-                text = row.text(name)
-                cells.append(
-                    _cell(text, "code" if name in keyish else "", f"{name}: {text}")
-                    if name in row.item
-                    else "<td></td>"
-                )
-            cells += ["<td></td>"] * (slots - len(columns))
-            lines.append(
-                f'<tr class="item" data-row="{row.number}" '
-                f'data-type="{_esc(row.type_name or "")}" '
-                f'style="--type-colour:{colour}">' + "".join(cells) + "</tr>"
-            )
-            shown.append(True)
-        key_row = shown.index(True)
-        out.append(
-            f'<tbody class="partition" data-partition="{_esc(partition)}" '
-            f'data-items="{len(rows)}">'
-            + _with_partition_key(lines, key_row, partition, last)
-            + "</tbody>"
-        )
+        html, previous = _partition_html(layout, view, keys, partition, rows, previous)
+        out.append(html)
     out.append("</table></div></section>")
     return out
 
 
-def _with_partition_key(lines: list[str], first: int, partition: str, last: int) -> str:
-    """The partition's rows, its key cell (spanning them, with the fold button) in row
-    ``first``, the first that shows (the script moves it when a filter hides that row)."""
+def _partition_html(
+    layout: Layout,
+    view: IndexView,
+    keys: _KeyColumns,
+    partition: str,
+    rows: list[Row],
+    previous: object,
+) -> tuple[str, object]:
+    """One partition's tbody and the type of its last row: its rows, a row of attribute names
+    starting each partition (for the type filter to reveal) and shown only where a run of one
+    type begins (``previous`` is the type above), and a cell per partition attribute spanning
+    the rows."""
+    keyish = set(layout.key_columns)
+    slots = view.slots
+    lines: list[str] = []
+    shown: list[bool] = []  # which of the lines show without the script's filters
+    for row in rows:
+        columns = view.columns_of(row)
+        if slots and (row.type_name != previous or not lines):
+            repeat = " hidden" if row.type_name == previous else ""
+            cells = ['<td class="k k0"></td>']
+            cells += [
+                f'<td class="{keys.css(i)}"></td>' for i in range(1 + keys.parts, keys.last + 1)
+            ]
+            cells += [f"<th>{_esc(name)}</th>" for name in columns]
+            cells += ["<td></td>"] * (slots - len(columns))
+            lines.append(
+                f'<tr class="type-head" data-type="{_esc(row.type_name or "")}"{repeat}>'
+                + "".join(cells)
+                + "</tr>"
+            )
+            shown.append(not repeat)
+        previous = row.type_name
+        colour = layout.colours.get(row.type_name or "", UNKNOWN_COLOUR)
+        cells = [f'<td class="k k0 num">{row.number}</td>']
+        for j, attribute in enumerate(view.sk_attributes):
+            cells.append(_cell(row.text(attribute), keys.css(1 + keys.parts + j) + " code"))
+        if view.shows_type:
+            cells.append(_cell(row.type_name or "", keys.css(keys.last)))
+        for name in columns:
+            text = row.text(name)
+            cells.append(
+                _cell(text, "code" if name in keyish else "", f"{name}: {text}")
+                if name in row.item
+                else "<td></td>"
+            )
+        cells += ["<td></td>"] * (slots - len(columns))
+        lines.append(
+            f'<tr class="item" data-row="{row.number}" '
+            f'data-type="{_esc(row.type_name or "")}" '
+            f'style="--type-colour:{colour}">' + "".join(cells) + "</tr>"
+        )
+        shown.append(True)
+    body = _with_partition_keys(lines, shown.index(True), rows[0], view, keys)
+    return (
+        f'<tbody class="partition" data-partition="{_esc(partition)}" '
+        f'data-items="{len(rows)}">{body}</tbody>',
+        previous,
+    )
+
+
+def _with_partition_keys(
+    lines: list[str], first: int, row: Row, view: IndexView, keys: _KeyColumns
+) -> str:
+    """The partition's rows with its key cells (spanning them; the fold button in the first)
+    in row ``first``, the first that shows (the script moves them when a filter hides it)."""
     cut = lines[first].index("</td>") + len("</td>")  # after the # cell
-    pk_cell = _cell(partition, "k k1 pkc code" + (" last-key" if last == 1 else ""), tag="th")
     fold = (
         '<button type="button" class="fold" aria-expanded="true" '
         'title="fold or unfold this partition">▾</button>'
     )
-    pk_cell = pk_cell.replace("<th ", f'<th rowspan="{len(lines) - first}" scope="rowgroup" ', 1)
-    pk_cell = pk_cell.replace('"><div class="v"', f'">{fold}<div class="v"', 1)
-    lines[first] = lines[first][:cut] + pk_cell + lines[first][cut:]
+    cells = []
+    for i, attribute in enumerate(view.pk_attributes):
+        cell = _cell(row.text(attribute), keys.css(1 + i) + " pkc code", tag="th")
+        cell = cell.replace("<th ", f'<th rowspan="{len(lines) - first}" scope="rowgroup" ', 1)
+        if i == 0:
+            cell = cell.replace('"><div class="v"', f'">{fold}<div class="v"', 1)
+        cells.append(cell)
+    lines[first] = lines[first][:cut] + "".join(cells) + lines[first][cut:]
     return "".join(lines)
 
 

@@ -7,7 +7,9 @@ every item; an index view holds only the items that carry the index's key attrib
 index shows its members only), and only the attributes the index projects: the table's and
 the index's keys, plus every attribute (``ALL``), none (``KEYS_ONLY``) or the listed ones
 (``INCLUDE``). The type tag is an ordinary attribute there: a ``KEYS_ONLY`` index does not
-hold it.
+hold it. A native-key index has up to four partition and four sort attributes (the items' own
+typed fields): its partitions are the distinct tuples of partition values, each ordered by its
+sort attributes left to right, as DynamoDB orders them.
 
 Non-key attributes are shown as a column set per entity type: for each type, the attributes
 its items in the view carry, in a stable order (the table's keys, other index keys, the
@@ -63,13 +65,14 @@ class IndexView:
     name: str | None  # the index handle (class Keys attribute); None: the table
     kind: str  # "table", "GSI" or "LSI"
     physical_name: str | None
-    pk: str
-    sk: str | None
+    pk_attributes: tuple[str, ...]  # one; up to four on a native-key index
+    sk_attributes: tuple[str, ...]  # none or one; up to four on a native-key index
     projection: str  # "ALL", "KEYS_ONLY" or "INCLUDE"
     projected: frozenset[str] | None  # non-key attributes held; None: every attribute
     type_attribute: str
     table_keys: tuple[str, ...]
     total: int  # items in the table
+    native: bool = False  # keyed on the items' own typed attributes
     partitions: list[tuple[str, list[Row]]] = field(default_factory=list)
     attributes: dict[str, list[str]] = field(default_factory=dict)  # by type name ("" untyped)
 
@@ -82,8 +85,24 @@ class IndexView:
         return [row for _, rows in self.partitions for row in rows]
 
     @property
+    def pk(self) -> str:
+        """The (first) partition attribute."""
+        return self.pk_attributes[0]
+
+    @property
+    def sk(self) -> str | None:
+        """The (first) sort attribute; None without a sort key."""
+        return self.sk_attributes[0] if self.sk_attributes else None
+
+    @property
     def key_columns(self) -> list[str]:
-        return [self.pk] if self.sk is None else [self.pk, self.sk]
+        return [*self.pk_attributes, *self.sk_attributes]
+
+    def partition_label(self, row: Row) -> str:
+        """The partition a row is in: its partition value (``name=value, ...`` for several)."""
+        if len(self.pk_attributes) == 1:
+            return row.text(self.pk)
+        return ", ".join(f"{a}={row.text(a)}" for a in self.pk_attributes)
 
     @property
     def shows_type(self) -> bool:
@@ -113,7 +132,11 @@ class IndexView:
         else:
             physical = f" ({self.physical_name})" if self.physical_name != self.name else ""
             where = f"{self.kind} {self.name}{physical}"
-        keys = f"partition key {self.pk}" + (f", sort key {self.sk}" if self.sk else "")
+        keys = f"partition key {', '.join(self.pk_attributes)}"
+        if self.sk_attributes:
+            keys += f", sort key {', '.join(self.sk_attributes)}"
+        if self.native:
+            keys = f"native {keys}"
         count = len(self.rows)
         held = f"{count} item{'s' if count != 1 else ''} in {len(self.partitions)} partition"
         held += "s" if len(self.partitions) != 1 else ""
@@ -147,17 +170,17 @@ def _group(view: IndexView, rows: Sequence[Row]) -> None:
     members = rows
     if view.name is not None:  # a secondary index holds the items that carry its keys
         members = [
-            row
-            for row in rows
-            if row.key(view.pk) is not MISSING_KEY
-            and (view.sk is None or row.key(view.sk) is not MISSING_KEY)
+            row for row in rows if all(row.key(a) is not MISSING_KEY for a in view.key_columns)
         ]
-    grouped: dict[tuple[int, Any], list[Row]] = {}
+    grouped: dict[tuple[tuple[int, Any], ...], list[Row]] = {}
     for row in members:
-        grouped.setdefault(row.key(view.pk), []).append(row)
+        grouped.setdefault(tuple(row.key(a) for a in view.pk_attributes), []).append(row)
     for partition in sorted(grouped):
-        part_rows = sorted(grouped[partition], key=lambda r: (r.key(view.sk), r.number))
-        view.partitions.append((part_rows[0].text(view.pk), part_rows))
+        part_rows = sorted(
+            grouped[partition],
+            key=lambda r: (tuple(r.key(a) for a in view.sk_attributes), r.number),
+        )
+        view.partitions.append((view.partition_label(part_rows[0]), part_rows))
 
 
 def _attribute_columns(
@@ -188,10 +211,11 @@ def build_views(
     key_order = [*table_keys]
     for name in table.index_names:
         keys = table.index_keys(name)
-        key_order += [a for a in (keys.pk, keys.sk) if a and a not in key_order]
+        if not keys.native:  # a native index's attributes are fields: in field order
+            key_order += [a for a in keys.attributes if a not in key_order]
     views = [
         IndexView(
-            None, "table", None, table.pk, table.sk, "ALL", None, table.type_attribute,
+            None, "table", None, (table.pk,), table_keys[1:], "ALL", None, table.type_attribute,
             table_keys, len(rows),
         )
     ]  # fmt: skip
@@ -203,13 +227,14 @@ def build_views(
                 index.name,
                 "LSI" if keys.local else "GSI",
                 keys.physical_name,
-                keys.pk,
-                keys.sk,
+                keys.pk_attributes,
+                keys.sk_attributes,
                 projection,
                 projected,
                 table.type_attribute,
                 table_keys,
                 len(rows),
+                keys.native,
             )
         )
     for view in views:

@@ -7,6 +7,10 @@ PRODUCT#<pid> / DETAILS                   CATEGORY#<category> / PRODUCT#<pid>
 ORDER#<oid> / DETAILS
 ORDER#<oid> / PRODUCT#<pid>                                                      PRODUCT#<pid> / …
 ORDER#<oid> / PAYMENT#<payid>                                                    PAYMENT#<payid> / …
+
+Two native-key indexes hold the orders keyed on their own fields (nothing derived, numbers
+sorted as numbers): OrdersByStatus (customer_id / status, created_at) and OrdersByTotal
+(customer_id / total).
 """
 
 from __future__ import annotations
@@ -25,6 +29,12 @@ shop = Table(
         # The inverted index: the table's sort key becomes the partition key and vice versa,
         # so every relationship item can be read from its other end.
         GSI("Inverted", pk="SK", sk="PK"),
+        # Native keys: indexes on Order's own fields. An Order is in them because it has
+        # customer_id, status, created_at and total; nothing is derived or stored twice, a
+        # status change is a plain SET that moves the order within OrdersByStatus, and
+        # totals sort as numbers (8.50 before 34.00 before 318.50).
+        GSI("OrdersByStatus", pk=("customer_id",), sk=("status", "created_at")),
+        GSI("OrdersByTotal", pk=("customer_id",), sk=("total",)),
     ],
 )
 

@@ -69,6 +69,10 @@ class Shop(Repository, table=shop):
             "an inverted index holds every item; only order items and payments are read there "
             "(README: orders_containing_product)"
         ),
+        "write-amplification:Order": (
+            "orders are written once and updated a few times, and read by four patterns "
+            "(by customer, by status, by total, by product): the reads pay for the index writes"
+        ),
     }
 
     # -- customers --
@@ -96,6 +100,12 @@ class Shop(Repository, table=shop):
     # Order.shard spreads a status over 8 GSI1 partitions; one call reads all 8 at once and
     # merges them, newest first.
     orders_by_status = query(Order, index="GSI1", order="desc", scatter="shard")
+
+    # -- native keys: a customer's orders by status (newest first), by total --
+    # customer_id= names the partition; status= then created_at__... narrow it left to right.
+    customer_orders_by_status = query(Order, index="OrdersByStatus", order="desc")
+    # total__gte=Decimal("50") is a numeric range: N attributes compare as numbers.
+    customer_orders_by_total = query(Order, index="OrdersByTotal", order="desc")
 
     # -- the catalogue --
     product = get(Product)
@@ -263,6 +273,8 @@ EXAMPLE_CALLS: list[tuple[str, dict[str, Any]]] = [
         },
     ),
     ("orders_by_status", {"status": OrderStatus.PENDING}),
+    ("customer_orders_by_status", {"customer_id": "c1", "status": OrderStatus.PENDING}),
+    ("customer_orders_by_total", {"customer_id": "c1", "total__gte": Decimal("50")}),
     ("product", {"product_id": "p-mug"}),
     ("products_by_category", {"category": "kitchen"}),
     ("order_with_items", {"order_id": "o-1001"}),

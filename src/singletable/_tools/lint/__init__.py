@@ -19,9 +19,12 @@ Rules (code, severity, subject):
 ``projection-mismatch``     error     pattern: a KEYS_ONLY/INCLUDE index read for whole
                                       entities without ``keys_only=`` or ``hydrate=``
 ``hot-partition``           warning   ``Entity`` or ``Entity.INDEX``: a partition key template
-                                      with no placeholder, or only Enum/bool/Literal ones (a
-                                      ``Shard(n >= 2)`` field spreads it: not reported); the
-                                      hint is the ``Shard`` line and ``scatter=`` to add
+                                      with no placeholder, or only Enum/bool/Literal ones, or
+                                      native partition attributes that are all Enum/Literal
+                                      (or a ``Shard`` field alone); a ``Shard(n >= 2)`` field
+                                      beside them spreads it: not reported. The hint is the
+                                      ``Shard`` line, the template or ``GSI(...)`` line and
+                                      ``scatter=`` to add
 ``prefix-overlap``          warning   ``pattern.Entity``: the pattern's ``begins_with`` prefix
                                       also matches another type's sort keys in its partition
 ``unused-index``            warning   index: declared on the table, read by no pattern
@@ -67,10 +70,10 @@ get cleaned up. Subclasses inherit the mapping (extend it with ``{**Base.lint_ac
 
 The package: ``findings`` (the ``Finding`` record and ``RULES``), ``languages`` (key templates
 as regular languages, so collisions, overlaps and orders are decided exactly), ``rules`` (one
-generator per rule, and ``check``; ``amplification`` holds ``write-amplification``),
-``report`` (explain tables, acknowledgements, text and JSON output). It is tooling, never
-imported by the library, so it uses dataclasses freely (the library avoids them for import
-time).
+generator per rule, and ``check``; ``amplification`` holds ``write-amplification``), ``hot``
+(the hot-partition rule and its hints), ``report`` (explain tables, acknowledgements, text and
+JSON output). It is tooling, never imported by the library, so it uses dataclasses freely (the
+library avoids them for import time).
 """
 
 from .findings import LINT_URL, RULES, SEVERITIES, Finding, Severity, exit_status, summary

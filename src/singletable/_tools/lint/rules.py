@@ -4,13 +4,13 @@ repository class, its patterns and every entity of its table). No I/O."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .amplification import rule_write_amplification
 from .findings import SEVERITIES, Finding, new_finding
+from .hot import rule_hot_partition
 from .languages import (
     can_sort_after,
-    domain_label,
     field_annotation,
     field_domain,
     languages_intersect,
@@ -58,113 +58,6 @@ def _rule_scan(model: _Model) -> Iterable[Finding]:
             "give the entity a key (or a GSI) whose partition key the caller knows, and "
             "declare the pattern with get()/query()/collection()",
         )
-
-
-#: The shard count the hot-partition hint suggests.
-SUGGESTED_SHARDS = 8
-
-
-def _sharded(spec: EntitySpec, template: KeyTemplate) -> bool:
-    """Whether a partition key template holds a ``Shard(n >= 2)`` field: its writes spread
-    over n partitions per value of the other fields (a ``scatter=`` pattern reads them all)."""
-    return any(plan.n >= 2 and plan.field in template.fields for plan in spec.shards)
-
-
-def _shard_source(spec: EntitySpec, template: KeyTemplate) -> str | None:
-    """The field a suggested ``Shard`` hashes: a field of the entity's primary key (a get
-    can compute it) outside the hot template, preferring the last ``..._id`` (the one that
-    tells items apart), else the last one."""
-    base = spec.base
-    fields = [
-        f
-        for tpl in (base.pk, base.sk)
-        if tpl is not None
-        for f in tpl.fields
-        if f not in template.fields
-    ]
-    ids = [f for f in fields if f.lower().endswith("id")]
-    if ids:
-        return ids[-1]
-    return fields[-1] if fields else None
-
-
-def _shard_hint(model: _Model, spec: EntitySpec, index: str | None, template: KeyTemplate) -> str:
-    """The fix for a hot partition key, as the lines to write."""
-    fields = spec.cls.model_fields
-    shard = next(n for n in ("shard", "write_shard", "key_shard", "shard_") if n not in fields)
-    of = _shard_source(spec, template) or "<a field with many values>"
-    n = SUGGESTED_SHARDS
-    keyed = f"{template.text}{spec.table.delimiter}{{{shard}}}"
-    name = _name(spec)
-    readers = [
-        pattern_name
-        for pattern_name, pattern in model.patterns.items()
-        if getattr(pattern, "index", None) == index
-        and getattr(pattern, "plan", None) is not None
-        and any(s is spec for s in _pattern_specs(pattern))
-    ]
-    index_arg = f', index="{index}"' if index is not None else ""
-    reader = f'query({name}{index_arg}, scatter="{shard}")'
-    merged = f"{reader}: {n} Queries at once, merged in key order"
-    read = (
-        f'add scatter="{shard}" to {", ".join(readers)} ({merged})'
-        if readers
-        else f"read it with {merged}"
-    )
-    where = f"its {index} partition key" if index is not None else "its partition key"
-    return (
-        f'shard writes: add `{shard}: Annotated[int, Shard({n}, of="{of}")] = 0` to {name} '
-        f"(derived on every write), put {{{shard}}} in {where}: '{keyed}', and {read}; "
-        "on a live table the new field needs a backfill (repo.backfill). Or acknowledge it in "
-        "lint_acknowledge if the volume is small"
-    )
-
-
-def _key_domain(spec: EntitySpec, name: str) -> list[Any] | None:
-    """A key field's finite set of values: a ``Shard(n)`` field's 0..n-1, else
-    :func:`field_domain`'s."""
-    for plan in spec.shards:
-        if plan.field == name:
-            return list(range(plan.n))
-    return field_domain(spec, name)
-
-
-def _rule_hot_partition(model: _Model) -> Iterable[Finding]:
-    for spec in model.specs:
-        for index in _populated(spec):
-            index_spec = spec.index(index)
-            if index_spec.pk is None:
-                continue  # an LSI shares the table's partition key
-            template = index_spec.pk
-            if _sharded(spec, template):
-                continue  # write-sharded: n partitions per value, read with scatter=
-            where = f"{_name(spec)}" + (f" on {index}" if index else "")
-            attr = index_spec.keys.pk
-            if not template.fields:
-                reason = "has no placeholder: every item goes to one partition"
-            else:
-                domains = [(f, _key_domain(spec, f)) for f in template.fields]
-                if any(values is None for _, values in domains):
-                    continue
-                count = 1
-                labels = []
-                for fname, values in domains:
-                    assert values is not None
-                    count *= len(values)
-                    labels.append(domain_label(spec, fname, values))
-                reason = (
-                    f"only takes low-cardinality values from {', '.join(labels)}: "
-                    f"at most {count} partition{'s' if count != 1 else ''}"
-                )
-            sparse = " (a sparse index)" if index_spec.sparse else ""
-            yield new_finding(
-                "hot-partition",
-                _subject(_name(spec), index),
-                f"hot partition: {where}{sparse} partition key {attr} = {template.text!r} "
-                f"{reason}, which caps throughput at one partition's limits "
-                "(about 1,000 writes/s, 3,000 reads/s)",
-                _shard_hint(model, spec, index, template),
-            )
 
 
 def _rule_key_collision(model: _Model) -> Iterable[Finding]:
@@ -290,15 +183,20 @@ def _rule_indexes(model: _Model) -> Iterable[Finding]:
             reads.add((_name(spec), index))
     for index in table.indexes:
         if index.name not in used:
-            writers = [_name(s) for s in model.specs if index.name in s.indexes]
+            native = table.index_keys(index.name).native
+            writers = [_name(s) for s in model.specs if index.name in _members(s)]
             cost = f" ({', '.join(writers)} write its keys)" if writers else ""
+            keys = (
+                "; the entities are in it by their fields and need no change"
+                if native
+                else f" (and the {index.name} entries from the entities' Keys)"
+            )
             yield new_finding(
                 "unused-index",
                 index.name,
                 f"index {index.name} is read by no pattern of {model.repository.__qualname__}"
                 f"{cost}: pure write amplification",
-                f"add a pattern that reads it, or drop it from the table (and the {index.name} "
-                "entries from the entities' Keys)",
+                f"add a pattern that reads it, or drop it from the table{keys}",
             )
     gsis = [i for i in table.indexes if isinstance(i, GSI)]
     if len(gsis) > MAX_GSIS:
@@ -311,16 +209,29 @@ def _rule_indexes(model: _Model) -> Iterable[Finding]:
             "prefixes, and make rarely-needed ones sparse",
         )
     for spec in model.specs:
-        for index_name in spec.indexes:
+        for index_name in _members(spec):
             if index_name in used and (_name(spec), index_name) not in reads:
+                fix = (
+                    f"leave one of its key fields ({', '.join(spec.native[index_name].fields)}) "
+                    "None where no entry is needed (an optional field makes the index sparse), "
+                    "rename the field"
+                    if index_name in spec.native
+                    else f"remove {index_name} from {_name(spec)}.Keys, make it sparse with "
+                    "Index(..., when=...)"
+                )
                 yield new_finding(
                     "unread-index",
                     _subject(_name(spec), index_name),
                     f"{_name(spec)} populates index {index_name}, but no pattern reads "
                     f"{_name(spec)} items there: each write pays for index entries nobody reads",
-                    f"remove {index_name} from {_name(spec)}.Keys, make it sparse with "
-                    "Index(..., when=...), or add the pattern that needs it",
+                    f"{fix}, or add the pattern that needs it",
                 )
+
+
+def _members(spec: EntitySpec) -> list[str]:
+    """The indexes an entity writes entries to: named in its Keys, or native ones it has
+    every key field of."""
+    return [*spec.indexes, *spec.native]
 
 
 def _keep_ratio(condition: Condition, spec: EntitySpec) -> tuple[float, str]:
@@ -460,6 +371,8 @@ def _rule_collection_order(model: _Model) -> Iterable[Finding]:
     for name, pattern in model.patterns.items():
         if not isinstance(pattern, CollectionPattern) or len(pattern.specs) < 2:
             continue
+        if pattern.native:
+            continue  # typed sort attributes: the order follows values, not type prefixes
         templates = _sort_templates(pattern)
         parent, parent_sk = templates[0]
         if parent_sk is None:
@@ -557,7 +470,7 @@ _RULES: tuple[Callable[[_Model], Iterable[Finding]], ...] = (
     _rule_key_collision,
     _rule_unsortable,
     _rule_projection,
-    _rule_hot_partition,
+    rule_hot_partition,
     _rule_overlap,
     _rule_indexes,
     _rule_collection_order,
