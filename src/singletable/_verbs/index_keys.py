@@ -343,12 +343,12 @@ class IndexUpdate:
         verdict = True
         reads: list[str] = []
         result = True
-        for fname, field_reads in inputs:
+        for name, field_reads in inputs:
             reads.extend(field_reads)
-            if fname is None:
+            if name is None:
                 verdict = self.verdict_of[index_name][0]
-            elif fname in self.derived:
-                known[fname] = self.derived[fname]
+            elif name in self.derived:
+                known[name] = self.derived[name]
             if not index.holds(known, verdict):
                 result = False
                 break

@@ -68,12 +68,7 @@ def compile_update(
 
     coerced_keys = {n: spec.coerce(n, v) for n, v in key_fields.items()}
     key = spec.key_of_fields(coerced_keys)
-    clauses.set_values = {n: _coerce_value(spec, n, v) for n, v in clauses.set_values.items()}
-    if spec.shards:
-        clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
-    clauses.if_not_exists = {n: _coerce_value(spec, n, v) for n, v in clauses.if_not_exists.items()}
-    if upsert and instance is None:
-        _check_upsert_creates_whole_item(spec, coerced_keys, clauses)
+    _coerce_clauses(spec, clauses, coerced_keys, instance, upsert)
 
     known, touched, blind = _after_update(spec, ctx, clauses, coerced_keys, instance, upsert)
     index_set, index_remove, sources = index_changes(
@@ -98,21 +93,7 @@ def compile_update(
     conditions += on_unique
     expected.update(expected_unique)  # stored values the update is conditioned on
 
-    params: dict[str, Any] = {
-        "TableName": ctx.table_name,
-        "Key": key,
-        "UpdateExpression": update.render(),
-    }
-    compiled_condition = all_of(conditions)
-    if compiled_condition is not None:
-        cbuilder = ExpressionBuilder("c")
-        params["ConditionExpression"] = compiled_condition.compile(
-            CompileContext(cbuilder, condition_encoder(spec))
-        )
-        builder.names.update(cbuilder.names)
-        builder.values.update(cbuilder.values)
-    builder.merge_into(params)
-    params["ReturnValues"] = "ALL_NEW"
+    params = _update_params(spec, ctx, key, update, builder, all_of(conditions))
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
@@ -130,6 +111,33 @@ def compile_update(
     op = WriteOp("update", "UpdateItem", spec, spec.type_name, key, params, None, fail)
     op.guards = guards
     return op
+
+
+def _update_params(
+    spec: EntitySpec,
+    ctx: WriteContext,
+    key: dict[str, Wire],
+    update: UpdateExpression,
+    builder: ExpressionBuilder,
+    condition: Condition | None,
+) -> dict[str, Any]:
+    """The UpdateItem request: the update expression, its condition (placeholders prefixed
+    ``c``), their names and values, and ``ReturnValues=ALL_NEW``."""
+    params: dict[str, Any] = {
+        "TableName": ctx.table_name,
+        "Key": key,
+        "UpdateExpression": update.render(),
+    }
+    if condition is not None:
+        cbuilder = ExpressionBuilder("c")
+        params["ConditionExpression"] = condition.compile(
+            CompileContext(cbuilder, condition_encoder(spec))
+        )
+        builder.names.update(cbuilder.names)
+        builder.values.update(cbuilder.values)
+    builder.merge_into(params)
+    params["ReturnValues"] = "ALL_NEW"
+    return params
 
 
 class _Clauses:
@@ -208,6 +216,23 @@ def _check_clauses(spec: EntitySpec, clauses: _Clauses) -> None:
     for name in clauses.append:
         if _field_kind(spec, name) != "list":
             raise InvalidRequestError(f"append= needs a list field; {name!r} is not", key=name)
+
+
+def _coerce_clauses(
+    spec: EntitySpec,
+    clauses: _Clauses,
+    coerced_keys: Mapping[str, Any],
+    instance: Any,
+    upsert: bool,
+) -> None:
+    """Replace the ``set=`` and ``if_not_exists=`` values by their field types' (``Shard()``
+    fields derived); a keyword upsert must give every required field."""
+    clauses.set_values = {n: _coerce_value(spec, n, v) for n, v in clauses.set_values.items()}
+    if spec.shards:
+        clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
+    clauses.if_not_exists = {n: _coerce_value(spec, n, v) for n, v in clauses.if_not_exists.items()}
+    if upsert and instance is None:
+        _check_upsert_creates_whole_item(spec, coerced_keys, clauses)
 
 
 def _check_upsert_creates_whole_item(
