@@ -437,6 +437,13 @@ class UpdateExpression:
             f"{target} = list_append(if_not_exists({target}, {empty}), {self.builder.value(wire)})"
         )
 
+    def prepend(self, path: str, wire: Wire) -> None:
+        target = self.builder.path(path)
+        empty = self.builder.value({"L": []})
+        self.set_clauses.append(
+            f"{target} = list_append({self.builder.value(wire)}, if_not_exists({target}, {empty}))"
+        )
+
     def remove(self, path: str) -> None:
         self.remove_clauses.append(self.builder.path(path))
 

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._context import WriteContext
+from .._document_paths import is_document_path
 from .._entity import EntitySpec, spec_of
 from .._flows import Flow, Send
 from .._keys import UPDATE_KEYWORDS
@@ -169,6 +170,7 @@ class WritePlanner:
             add=options.get("add"),
             delete=options.get("delete"),
             append=options.get("append"),
+            prepend=options.get("prepend"),
             if_not_exists=options.get("if_not_exists"),
             condition=options.get("condition"),
             upsert=bool(options.get("upsert")),
@@ -184,6 +186,15 @@ class WritePlanner:
         ctx = self.write_context()
         condition = changes.pop("condition", None)
         unknown = [k for k in changes if k not in spec.cls.model_fields]
+        if unknown and is_document_path(unknown[0]):
+            # The instance is whole: it sets whole fields. A path goes by the keyword form.
+            raise InvalidRequestError(
+                f"update({spec.name.lower()}, ...) takes whole fields, not the document path "
+                f"{unknown[0]!r}: pass the changed value (field=entity.field.model_copy(...)), "
+                f"or update by key: repo.update({spec.name}, **key_fields, "
+                f"set={{{unknown[0]!r}: ...}})",
+                key=unknown[0],
+            )
         if unknown:
             raise InvalidRequestError(
                 f"{spec.name} has no field {unknown[0]!r} (instance updates take field=value "
