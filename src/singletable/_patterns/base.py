@@ -32,8 +32,27 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+_FROM_OPERATION: Any = object()  # ExplainRow's default ``requests``: counted from the operation
+
+
+def requests_of(operation: str) -> int:
+    """The requests an operation as explain writes it stands for: one per ``+``-joined part,
+    ``n`` for a part written ``Query x{n}`` (``Query+BatchGetItem`` is 2, ``Query x15`` 15)."""
+    total = 0
+    for part in operation.split("+"):
+        times = part.partition(" x")[2]
+        total += int(times) if times.isdigit() else 1
+    return total
+
+
 class ExplainRow(FrozenRecord):
-    """One line of the access-pattern table: what a pattern sends."""
+    """One line of the access-pattern table: what a pattern sends.
+
+    ``requests`` is the number of requests one call sends (one page, for a query): 1 for a
+    ``GetItem`` or a ``Query``, 2 for ``Query+BatchGetItem``, ``n`` for ``Query x{n}``; None
+    when it depends on the data (a propagation: a Query per page, an UpdateItem per copy it
+    rewrites). Not given, it is counted from ``operation`` (:func:`requests_of`).
+    """
 
     # Immutable (assignment raises AttributeError), equal by value, hashable.
     __slots__ = (
@@ -46,6 +65,7 @@ class ExplainRow(FrozenRecord):
         "operation",
         "order",
         "pattern",
+        "requests",
     )
     _fields = (
         "pattern",
@@ -57,6 +77,7 @@ class ExplainRow(FrozenRecord):
         "filter",
         "consistent",
         "notes",
+        "requests",
     )
 
     pattern: str
@@ -68,6 +89,7 @@ class ExplainRow(FrozenRecord):
     filter: str | None
     consistent: bool
     notes: str
+    requests: int | None
 
     def __init__(
         self,
@@ -80,6 +102,7 @@ class ExplainRow(FrozenRecord):
         filter: str | None = None,
         consistent: bool = False,
         notes: str = "",
+        requests: int | None = _FROM_OPERATION,
     ) -> None:
         object.__setattr__(self, "pattern", pattern)
         object.__setattr__(self, "operation", operation)
@@ -90,6 +113,9 @@ class ExplainRow(FrozenRecord):
         object.__setattr__(self, "filter", filter)
         object.__setattr__(self, "consistent", consistent)
         object.__setattr__(self, "notes", notes)
+        if requests is _FROM_OPERATION:
+            requests = requests_of(operation)
+        object.__setattr__(self, "requests", requests)
 
     def __getitem__(self, name: str) -> Any:
         return getattr(self, name)
