@@ -20,7 +20,7 @@ from singletable._document_paths import (
 )
 from singletable._entity import spec_of
 from singletable.errors import InvalidRequestError
-from tests.nested_models import Address, Cart, Line
+from tests.nested_models import Address, Cart, Colour, Line
 
 CART = spec_of(Cart)
 WHEN = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -170,3 +170,62 @@ class Tagged(Entity, table=Table("Tagged"), type="TAGGED"):
     class Keys:
         pk = "TAGGED#{tagged_id}"
         sk = "TAGGED"
+
+
+# -- property: a path stores a value exactly as the item stores it there --------------------------
+
+TEXT = st.text(st.characters(blacklist_categories=["Cs"]), max_size=8)
+MOMENTS = st.datetimes(
+    min_value=datetime(1970, 1, 2), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc)
+)
+CASES: dict[str, tuple[st.SearchStrategy[Any], Any]] = {
+    # path -> (values, how the entity holds the value there)
+    "shipping.city": (TEXT, lambda c, v: c.shipping.__setattr__("city", v)),
+    "shipping.postcode": (st.none() | TEXT, lambda c, v: c.shipping.__setattr__("postcode", v)),
+    "shipping.since": (st.none() | MOMENTS, lambda c, v: c.shipping.__setattr__("since", v)),
+    "shipping.checked": (MOMENTS, lambda c, v: c.shipping.__setattr__("checked", v)),
+    "shipping.notes[1]": (TEXT, lambda c, v: c.shipping.notes.__setitem__(1, v)),
+    "lines[0].qty": (st.integers(0, 10**12), lambda c, v: c.lines[0].__setattr__("qty", v)),
+    "lines[1].tags": (
+        st.sets(TEXT, max_size=3),
+        lambda c, v: c.lines[1].__setattr__("tags", v),
+    ),
+    "lines[1]": (
+        st.builds(Line, sku=TEXT, qty=st.integers(0, 9)),
+        lambda c, v: c.lines.__setitem__(1, v),
+    ),
+    "attrs.colour": (TEXT, lambda c, v: c.attrs.__setitem__("colour", v)),
+    "counts.red": (st.integers(-5, 5), lambda c, v: c.counts.__setitem__(Colour.RED, v)),
+    "pair[1]": (TEXT, lambda c, v: c.__setattr__("pair", (c.pair[0], v))),
+}
+
+
+def stored_at(item: dict[str, Any], stored_path: str) -> Any:
+    node: Any = {"M": item}
+    for step in parse_path(stored_path):
+        if isinstance(step, int):
+            node = node["L"][step]
+        else:
+            members = node["M"]
+            if step not in members:
+                return None  # left out
+            node = members[step]
+    return node
+
+
+@given(st.data(), st.sampled_from(sorted(CASES)))
+def test_a_path_stores_a_value_as_the_item_stores_it_there(data: st.DataObject, text: str) -> None:
+    values, put = CASES[text]
+    value = data.draw(values)
+    cart = Cart(
+        cart_id="c",
+        shipping=Address(city="x", notes=["a", "b"]),
+        lines=[Line(sku="a"), Line(sku="b")],
+        attrs={"colour": "red"},
+        counts={Colour.RED: 1},
+    )
+    path = resolve_path(CART, text)
+    validated = path.validate(value)
+    put(cart, validated)
+    item = CART.to_item(cart)
+    assert path.stored_form(validated) == stored_at(item, path.stored)
