@@ -186,7 +186,7 @@ def test_a_sparse_index_decided_by_a_nested_field_moves_with_a_whole_change(
 ) -> None:
     repo.create(Invoice(invoice_id="i1", billing=Address(city="Paris")))
     assert [i.invoice_id for i in repo.invoices_to_check()] == ["i1"]
-    with pytest.raises(KeyTemplateError, match="set= of 'billing.postcode'"):
+    with pytest.raises(KeyTemplateError, match=r"set= of 'billing\.postcode'"):
         repo.update(Invoice, invoice_id="i1", set={"billing.postcode": "75001"})
     repo.update(Invoice, invoice_id="i1", set={"billing": Address(city="Paris", zip="75001")})
     assert list(repo.invoices_to_check()) == []

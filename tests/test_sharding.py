@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from singletable import GSI, Entity, Repository, Shard, Table, get, query
+from singletable._context import WriteContext
 from singletable._entity import spec_of
 from singletable._markers import shard_of
-from singletable._context import WriteContext
 from singletable._verbs.update import compile_update
 from singletable.errors import (
     InvalidCursor,

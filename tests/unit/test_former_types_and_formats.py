@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 
 from singletable import Attr, DatetimeFormat, Entity, Table, Unique, UpdatedAt
-from singletable._entity import spec_of
 from singletable._context import WriteContext
-from singletable._verbs.update import compile_update
+from singletable._entity import spec_of
 from singletable._verbs.ops import compile_condition
+from singletable._verbs.update import compile_update
 from singletable.errors import ItemDecodeError, ItemEncodeError, ModelDefinitionError
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)

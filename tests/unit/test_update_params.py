@@ -17,8 +17,8 @@ import pytest
 from pydantic import Field
 
 from singletable import Attr, Entity, Table
-from singletable._entity import spec_of
 from singletable._context import WriteContext
+from singletable._entity import spec_of
 from singletable._verbs.update import compile_update
 from singletable.errors import InvalidRequestError, KeyTemplateError, NotFound, VersionConflict
 from tests.models import (

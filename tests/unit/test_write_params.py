@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from singletable import Attr
-from singletable._entity import spec_of
 from singletable._context import WriteContext
+from singletable._entity import spec_of
 from singletable._verbs.guards import guard_delete, guard_key, guard_put
 from singletable._verbs.ops import compile_condition_check, exists_check
 from singletable._verbs.single import compile_create, compile_delete, compile_put
