@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._codec import encode_value
+from ._document_paths import parse_path
 from ._record import FrozenRecord, Record
 from ._wire import Wire
 from .errors import InvalidRequestError
@@ -19,7 +20,7 @@ from .errors import InvalidRequestError
 ValueEncoder = Callable[[str, Any], Wire]
 """Encodes the value compared with a path (``top-level field name``, value) -> wire value."""
 
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_TOP_NAME = re.compile(r"[^.\[\]]+")
 
 
 class Param(FrozenRecord):
@@ -57,17 +58,16 @@ class ExpressionBuilder:
         return placeholder
 
     def path(self, path: str) -> str:
-        """``a.b[2].c`` -> ``#n0.#n1[2].#n2``."""
+        """``a.b[2].c`` -> ``#n0.#n1[2].#n2``: every name aliased (the path read by
+        :func:`parse_path`, which refuses a malformed one)."""
         if path and "." not in path and "[" not in path and "]" not in path:
-            return self.name(path)  # one attribute name: the common case, no regex
+            return self.name(path)  # one attribute name: the common case, no parsing
         parts: list[str] = []
-        for match in _PATH_PART.finditer(path):
-            if match.group(1) is not None:
-                parts.append(("." if parts else "") + self.name(match.group(1)))
+        for step in parse_path(path):
+            if isinstance(step, int):
+                parts.append(f"[{step}]")
             else:
-                parts.append(f"[{match.group(2)}]")
-        if not parts:
-            raise InvalidRequestError(f"attribute path {path!r} is empty")
+                parts.append(("." if parts else "") + self.name(step))
         return "".join(parts)
 
     def value(self, wire: Wire) -> str:
@@ -99,8 +99,9 @@ def add_filter(params: dict[str, Any], condition: Condition, prefix: str) -> Non
 
 
 def top_field(path: str) -> str:
-    match = _PATH_PART.match(path)
-    return match.group(1) if match and match.group(1) else path
+    """The attribute a path starts with (``a`` of ``a.b[2]``)."""
+    match = _TOP_NAME.match(path)
+    return match.group(0) if match else path
 
 
 def _encode_by_value(_path: str, value: Any) -> Wire:

@@ -56,6 +56,16 @@ def test_anything_else_is_refused_naming_it(text: str) -> None:
     assert caught.value.key == text
 
 
+def test_conditions_read_paths_by_the_same_rule() -> None:
+    from singletable import Attr
+    from singletable._expressions import CompileContext, ExpressionBuilder
+
+    condition = Attr("lines[0].qty").gt(1)
+    assert condition.compile(CompileContext(ExpressionBuilder())) == "#n0[0].#n1 > :v0"
+    with pytest.raises(InvalidRequestError, match="ASCII digits"):
+        Attr("lines[\u0661].qty").exists().compile(CompileContext(ExpressionBuilder()))
+
+
 NAMES = st.text(st.characters(blacklist_characters=".[]", blacklist_categories=["Cs"]), min_size=1)
 
 
