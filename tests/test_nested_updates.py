@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from singletable import Attr
 from singletable.errors import (
     ConditionFailed,
     InvalidRequestError,
@@ -128,6 +129,27 @@ def test_a_path_under_a_parent_that_is_not_stored_is_named(repo: CartRepo) -> No
     assert repo.update(Cart, cart_id="c1", set={"billing.city": "Lyon"}).billing == Address(
         city="Lyon"
     )
+
+
+def test_a_failed_condition_on_a_path_shows_the_path(repo: CartRepo) -> None:
+    new_cart(repo)
+    with pytest.raises(ConditionFailed, match=r"did not hold: lines\[0\]\.qty >= \?"):
+        repo.update(
+            Cart, cart_id="c1", add={"lines[0].qty": -5}, condition=Attr("lines[0].qty").gte(5)
+        )
+
+
+def test_conditions_and_filters_read_paths(repo: CartRepo) -> None:
+    new_cart(repo)
+    # add= takes a delta: Line.qty's ge=0 holds for the result, not for the -1 added.
+    taken = repo.update(
+        Cart, cart_id="c1", add={"lines[0].qty": -1}, condition=Attr("lines[0].qty").gte(1)
+    )
+    assert taken.lines[0].qty == 0
+    new_cart(repo, "c2")
+    repo.update(Cart, cart_id="c2", set={"shipping.city": "Lyon"})
+    lyon = repo.open_carts(where=Attr("shipping.city").eq("Lyon"))
+    assert [c.cart_id for c in lyon] == ["c2"]
 
 
 def test_an_item_that_does_not_exist_is_not_found(repo: CartRepo) -> None:

@@ -79,7 +79,7 @@ class DocumentPath:
     """
 
     __slots__ = (
-        "_adapter",
+        "_adapters",
         "annotation",
         "container",
         "converter",
@@ -115,7 +115,7 @@ class DocumentPath:
         self.container = container
         self.required = required
         self.parent = parent
-        self._adapter: TypeAdapter[Any] | None = None
+        self._adapters: dict[bool, TypeAdapter[Any]] = {}  # with constraints or without
 
     def __repr__(self) -> str:
         return f"DocumentPath({self.owner}.{self.text})"
@@ -125,19 +125,21 @@ class DocumentPath:
         """What ``add=``, ``delete=`` and ``append=`` may do here (see :func:`value_kind`)."""
         return "any" if self.annotation is _UNTYPED else value_kind(self.annotation)
 
-    def validate(self, value: Any) -> Any:
-        """``value`` validated against the addressed type (``"3"`` -> 3 for an int);
-        :class:`InvalidRequestError` naming the path when it is not one."""
+    def validate(self, value: Any, *, constraints: bool = True) -> Any:
+        """``value`` validated against the addressed type (``"3"`` -> 3 for an int) and, with
+        ``constraints``, the nested field's (``Field(ge=0)``: not for an ``add=`` delta or the
+        part ``append=`` adds); :class:`InvalidRequestError` naming the path when it fails."""
         if self.annotation is _UNTYPED:
             return value
         if value is None and not _admits_none(self.annotation):
             raise InvalidRequestError(f"{self.owner}.{self.text} cannot be None", key=self.text)
-        adapter = self._adapter
+        constrained = constraints and bool(self.metadata)
+        adapter = self._adapters.get(constrained)
         if adapter is None:
             target = self.annotation
-            if self.metadata:  # the nested field's constraints
+            if constrained:
                 target = Annotated.__class_getitem__((target, *self.metadata))  # type: ignore[attr-defined]
-            adapter = self._adapter = TypeAdapter(target)
+            adapter = self._adapters[constrained] = TypeAdapter(target)
         try:
             return adapter.validate_python(value)
         except ValidationError as exc:
@@ -168,6 +170,19 @@ class DocumentPath:
                 key=self.text,
             )
         return wire
+
+
+def path_value(spec: EntitySpec, text: str, value: Any) -> Wire | None:
+    """``value`` as the document path ``text`` stores it, for a condition (which compares, and
+    so validates nothing); None when the path is not the model's (an extra attribute, a stored
+    name) or the value is not of its type: the caller then encodes it by its own type."""
+    try:
+        wire = resolve_path(spec, text).converter.encode(value)
+        if wire is not None:
+            value_size(wire)
+        return wire
+    except (InvalidRequestError, ValueError, TypeError, AttributeError, ArithmeticError):
+        return None
 
 
 def value_kind(annotation: Any) -> str:

@@ -18,7 +18,7 @@ from ._wire import Wire
 from .errors import InvalidRequestError
 
 ValueEncoder = Callable[[str, Any], Wire]
-"""Encodes the value compared with a path (``top-level field name``, value) -> wire value."""
+"""Encodes the value compared with a path (``path``, value) -> wire value."""
 
 _TOP_NAME = re.compile(r"[^.\[\]]+")
 
@@ -138,7 +138,7 @@ class CompileContext:
             value = self.params[value.name]
         if isinstance(value, Attr):
             return self.builder.path(value.path)
-        return self.builder.value(self.encode(top_field(path), value))
+        return self.builder.value(self.encode(path, value))
 
 
 class Condition:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from singletable import Attr
 from singletable._context import WriteContext
 from singletable._entity import spec_of
 from singletable._verbs.update import compile_update
@@ -120,6 +121,26 @@ def test_an_optional_parent_is_conditioned_on_and_a_failure_names_it() -> None:
     assert "set billing whole" in error.message
     assert error.item == Cart(cart_id="c1", shipping=Address(city="Lyon"))
     assert isinstance(op.fail(None), NotFound)  # no item at all: not found, as before
+
+
+def test_a_condition_on_a_path_compares_values_as_the_path_stores_them() -> None:
+    params = update(
+        Cart,
+        {"cart_id": "c1"},
+        set_values={"lines[0].qty": 2},
+        condition=Attr("lines[0].qty").gte(1) & Attr("billing.since").lt(NOW),
+    )
+    assert params["ConditionExpression"].startswith(
+        "((#cn0[0].#cn1 >= :cv0) AND (#cn2.#cn3 < :cv1))"
+    )
+    values = params["ExpressionAttributeValues"]
+    assert values[":cv0"] == {"N": "1"}
+    assert values[":cv1"] == {"S": NOW_PYNAMODB}  # the table's datetime format, nested too
+    # A path the model does not know (an extra, a stored name) compares by the value's type.
+    loose = update(
+        Cart, {"cart_id": "c1"}, set_values={"status": "closed"}, condition=Attr("x.y").eq(3)
+    )
+    assert loose["ExpressionAttributeValues"][":cv0"] == {"N": "3"}
 
 
 def test_values_are_validated_against_the_nested_type_before_sending() -> None:

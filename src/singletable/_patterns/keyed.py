@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from .._context import PlanContext
 from .._entity import EntitySpec
-from .._expressions import CompileContext, Condition, ExpressionBuilder
+from .._expressions import CompileContext, Condition, ExpressionBuilder, top_field
 from .._key_formats import KeyKind, key_type_of
 from .._keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from .._paging import binding_of
@@ -398,8 +398,9 @@ class KeyedPattern(Pattern):
 
         def encode(field: str, value: Any) -> Any:
             # The first entity declaring the field (or attribute) decides how it is stored.
+            top = top_field(field)
             for spec in specs:
-                if field in spec.cls.model_fields or field in spec.attr_names.values():
+                if top in spec.cls.model_fields or top in spec.attr_names.values():
                     return spec.encode_for_condition(field, value)
             return specs[0].encode_for_condition(field, value)
 

@@ -297,8 +297,8 @@ def _coerce_clauses(
         n: _coerced(spec, clauses, n, v) for n, v in clauses.if_not_exists.items()
     }
     for values in (clauses.add, clauses.delete, clauses.append, clauses.prepend):
-        for name in values.keys() & clauses.paths.keys():
-            values[name] = clauses.paths[name].validate(values[name])
+        for name in values.keys() & clauses.paths.keys():  # a delta: not held to constraints
+            values[name] = clauses.paths[name].validate(values[name], constraints=False)
     for values in (clauses.append, clauses.prepend):  # whole lists of the field's type
         for name in clauses.fields(values):
             values[name] = _coerce_value(spec, name, list(values[name]))
