@@ -44,8 +44,6 @@ SUMMARIES: dict[str, str] = {
 
 KNOWN_DIVERGENCES: dict[tuple[str, str], str] = {
     ("test_failed_write_is_classified_in_one_request", "dynalite"): _NO_ITEM_ON_CCF,
-    ("test_update_keyword_form_operators", "dynalite"): _NO_ITEM_ON_CCF,
-    ("test_failed_update_condition_is_shown_without_values", "dynalite"): _NO_ITEM_ON_CCF,
     (
         "test_a_native_index_added_to_a_live_table_needs_no_backfill",
         "dynalite",

@@ -164,6 +164,37 @@ class CollidingRepo(Repository, table=colliding):
     wishes = query(WishItem)
 
 
+colliding_twice = Table("CollidingTwice", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK")])
+
+
+class Basket(Entity, table=colliding_twice, type="BASKET"):
+    user_id: str
+    item_id: str
+
+    class Keys:
+        pk = "USER#{user_id}"
+        sk = "ITEM#{item_id}"
+        GSI1 = ("ITEM#{item_id}", "#USER#{user_id}")
+
+
+class Wish(Entity, table=colliding_twice, type="WISH"):
+    user_id: str
+    sku: str
+
+    class Keys:
+        pk = "USER#{user_id}"
+        sk = "ITEM#{sku}"
+        GSI1 = ("ITEM#{sku}", "#USER#{user_id}")
+
+
+class CollidingTwiceRepo(Repository, table=colliding_twice):
+    """Basket and Wish collide on the table and on GSI1: two findings, A+B and A+B.GSI1."""
+
+    basket = get(Basket)
+    wish = get(Wish)
+    basket_holders = query(Basket, index="GSI1")
+
+
 distinct = Table("Distinct")
 
 

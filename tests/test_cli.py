@@ -90,6 +90,8 @@ def test_explain_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 0
     assert [r["pattern"] for r in rows] == list(Store.__patterns__)
     assert {r["operation"] for r in rows} <= {"GetItem", "Query", "Query+BatchGetItem"}
+    requests = {"GetItem": 1, "Query": 1, "Query+BatchGetItem": 2}
+    assert all(r["requests"] == requests[r["operation"]] for r in rows)
 
 
 def test_explain_costs_adds_rcu_and_wcu(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -356,6 +356,42 @@ def test_check_takes_extra_acknowledgements() -> None:
     assert exit_status(check(m.CollidingRepo)) == 1  # the class itself is unchanged
 
 
+def test_a_finding_is_acknowledged_by_the_subject_the_verbose_listing_shows() -> None:
+    open_findings = check(m.CollidingTwiceRepo)
+    collisions = sorted(f.subject for f in open_findings if f.code == "key-collision")
+    assert collisions == ["Basket+Wish", "Basket+Wish.GSI1"]
+    listing = format_text(m.CollidingTwiceRepo, open_findings, verbose=True)
+    assert "key-collision [Basket+Wish.GSI1]" in listing
+    # The subject as listed acknowledges that finding, and only it.
+    findings = check(m.CollidingTwiceRepo, acknowledge={"key-collision:Basket+Wish.GSI1": "ok"})
+    reasons = {f.subject: f.acknowledged for f in findings if f.code == "key-collision"}
+    assert reasons == {"Basket+Wish": None, "Basket+Wish.GSI1": "ok"}
+    assert "unused-acknowledgement" not in {f.code for f in findings}
+
+
+def test_the_closest_acknowledgement_wins() -> None:
+    """``A+B`` covers ``A+B.GSI1`` too, but an acknowledgement naming ``A+B.GSI1`` is closer:
+    each finding takes its own reason and neither acknowledgement is unused."""
+    findings = check(
+        m.CollidingTwiceRepo,
+        acknowledge={
+            "key-collision:Basket+Wish": "the table: ids never overlap",
+            "key-collision:Basket+Wish.GSI1": "the index: read with a filter",
+        },
+    )
+    reasons = {f.subject: f.acknowledged for f in findings if f.code == "key-collision"}
+    assert reasons == {
+        "Basket+Wish": "the table: ids never overlap",
+        "Basket+Wish.GSI1": "the index: read with a filter",
+    }
+    assert "unused-acknowledgement" not in {f.code for f in findings}
+    # A pair may be written either way round.
+    reversed_pair = check(
+        m.CollidingTwiceRepo, acknowledge={"key-collision:Wish+Basket.GSI1": "ok"}
+    )
+    assert {f.subject for f in reversed_pair if f.acknowledged} == {"Basket+Wish.GSI1"}
+
+
 def test_bad_and_stale_acknowledgements_are_reported() -> None:
     found = {f.subject: f for f in check(m.BadAcknowledgements)}
     assert found["hot-partitoin:Account"].code == "invalid-acknowledgement"

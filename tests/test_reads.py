@@ -246,6 +246,7 @@ def test_keys_only_and_hydrate(shop_repo: Shop, recorder: Any) -> None:
     assert [o.order_id for o in hydrated] == ["A002"]
     rows = {row.pattern: row for row in Shop.explain()}
     assert rows["order_by_id"].operation == "Query+BatchGetItem"
+    assert rows["order_by_id"].requests == 2  # what the call above sent
 
 
 def test_expired_items_are_never_returned(shop_repo: Shop, recorder: Any, clock: Any) -> None:

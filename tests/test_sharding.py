@@ -157,6 +157,7 @@ def test_scatter_requests_and_explain() -> None:
     assert all(q["Limit"] == 6 and q["IndexName"] == "GSI1" for q in queries)
     (row,) = [r for r in Desk.explain() if r.pattern == "by_state"]
     assert row.operation == f"Query x{SHARDS}" and "scatter over shard" in row.notes
+    assert row.requests == SHARDS == len(queries)  # one Query per shard
     with pytest.raises(PatternArgumentError, match="shard"):
         repo.by_state.params(state=State.OPEN, shard=1)
 

@@ -433,19 +433,22 @@ class ToItemWriter:
         return tuple(rest)
 
     def sparse_indexes(self) -> None:
-        """Each conditional index's keys, written under its membership test."""
+        """Each conditional index's keys, written under its membership test: a sparse index
+        asks :meth:`IndexSpec.holds` (the one membership rule); an index over a field that may
+        be None tests that field inline."""
         gen = self.gen
         always = {n.split(":")[0] for n in self.rendered}  # rendered ones are not None
         for index, templates in self.sparse:
             conditions = []
-            if index.when is not None:
-                for fname, allowed in index.when.items():
-                    conditions.append(f"d[{fname!r}] in {gen.bind(allowed, '_when')}")
-            if index.when_callable is not None:
-                conditions.append(f"{gen.bind(index.when_callable, '_when')}(e)")
-            for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
-                if fname not in always:
-                    conditions.append(f"d[{fname!r}] is not None")
+            if index.sparse:
+                verdict = ""
+                if index.when_callable is not None:
+                    verdict = f", {gen.bind(index.when_callable, '_when')}(e)"
+                conditions.append(f"{gen.bind(index.holds, '_holds')}(d{verdict})")
+            else:
+                for fname in dict.fromkeys(f for _, tpl in templates for f in tpl.fields):
+                    if fname not in always:
+                        conditions.append(f"d[{fname!r}] is not None")
             indent = "    "
             if conditions:
                 self.lines.append(f"    if {' and '.join(conditions)}:")

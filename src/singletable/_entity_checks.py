@@ -59,23 +59,12 @@ class FieldFacts:
 
 
 def read_fields(owner: str, table: Table, fields: Mapping[str, FieldInfo]) -> FieldFacts:
-    reserved = set(table.key_attributes) | {table.type_attribute}
-    attr_names: dict[str, str] = {}
+    attr_names = {n: info.serialization_alias or info.alias or n for n, info in fields.items()}
+    check_field_names(owner, table, attr_names)
     markers: dict[type[Marker], list[str]] = {}
     ttl_field: str | None = None
     for fname, info in fields.items():
-        attr = info.serialization_alias or info.alias or fname
-        attr_names[fname] = attr
-        if attr in reserved:
-            raise ModelDefinitionError(
-                f"{owner}.{fname}: its attribute name {attr!r} is a key attribute or the type "
-                f"tag of table {table.name!r}; rename the field (or give it an alias)"
-            )
-        if "__" in fname and not fname.startswith("_"):
-            raise ModelDefinitionError(
-                f"{owner}.{fname}: '__' is reserved for range lookups (created_at__gte); "
-                "rename the field"
-            )
+        attr = attr_names[fname]
         for marker in markers_in(info.annotation, list(info.metadata), f"{owner}.{fname}"):
             markers.setdefault(type(marker), []).append(fname)
         if table.ttl_attribute is not None and attr == table.ttl_attribute:
@@ -86,6 +75,32 @@ def read_fields(owner: str, table: Table, fields: Mapping[str, FieldInfo]) -> Fi
                 )
             ttl_field = fname
     return FieldFacts(attr_names, markers, ttl_field)
+
+
+def check_field_names(owner: str, table: Table, attr_names: Mapping[str, str]) -> None:
+    """Refuse every field whose stored name is a key attribute or the type tag of the table (its
+    value would overwrite the key), or whose name holds the ``__`` of range lookups: all of
+    them in one error, so a model ported from elsewhere is fixed in one pass."""
+    reserved = set(table.key_attributes) | {table.type_attribute}
+    clashes: list[tuple[str, str, str]] = []  # (field, why, fix)
+    for fname, attr in attr_names.items():
+        if attr in reserved:
+            why = f"its attribute name {attr!r} is a key attribute or the type tag of table "
+            clashes.append(
+                (fname, why + repr(table.name), "rename the field (or give it an alias)")
+            )
+        if "__" in fname and not fname.startswith("_"):
+            why = "'__' is reserved for range lookups (created_at__gte)"
+            clashes.append((fname, why, "rename the field"))
+    if len(clashes) == 1:
+        ((fname, why, fix),) = clashes
+        raise ModelDefinitionError(f"{owner}.{fname}: {why}; {fix}")
+    if clashes:
+        listed = "; ".join(f"{owner}.{fname}: {why}" for fname, why, _ in clashes)
+        raise ModelDefinitionError(
+            f"{owner}: {len(clashes)} fields clash with names singletable reserves, rename "
+            f"each (a clashing attribute name can also be changed with an alias): {listed}"
+        )
 
 
 class ShardPlan:

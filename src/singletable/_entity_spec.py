@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from . import _entity_checks as checks
 from ._codec import ModelCodec, encode_value, wrap_encode_error
 from ._codegen import generate_decode, generate_to_item
+from ._document_paths import is_document_path, path_value
 from ._indexes import IndexSpec, NativeIndexSpec
 from ._item_key import Key
 from ._keys import PARTITION_KEY_BYTES, SORT_KEY_BYTES, KeyTemplate
@@ -426,11 +427,11 @@ class EntitySpec:
                     raise exc.within(name) from None
 
     def encode_for_condition(self, name: str, value: Any) -> Wire:
-        """A value compared with attribute (or field) ``name`` in a condition, encoded exactly
-        as the field stores it (epoch seconds for the TTL field, canonical datetimes...)."""
+        """A value compared with attribute (or field, or document path) ``name`` in a condition,
+        encoded exactly as it is stored (epoch seconds for the TTL field, datetime formats...)."""
         field = name if name in self.cls.model_fields else self._field_of_attr.get(name)
-        if field is not None and value is not None:
-            wire = self.encode_field(field, value)
+        if value is not None and (field is not None or is_document_path(name)):
+            wire = self.encode_field(field, value) if field else path_value(self, name, value)
             if wire is not None:
                 return wire
         try:

@@ -12,29 +12,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ._codec import encode_value
+from ._document_paths import parse_path
 from ._record import FrozenRecord, Record
 from ._wire import Wire
 from .errors import InvalidRequestError
 
 ValueEncoder = Callable[[str, Any], Wire]
-"""Encodes the value compared with a path (``top-level field name``, value) -> wire value."""
+"""Encodes the value compared with a path (``path``, value) -> wire value."""
 
-# A document path: a name, then ``.name`` or ``[index]`` steps. A list index is ASCII digits
-# only (``\d`` would also take other scripts' digits, which DynamoDB refuses).
-_PATH = re.compile(r"[^.\[\]]+(?:\.[^.\[\]]+|\[[0-9]+\])*")
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[([0-9]+)\]")
-
-
-def check_path(path: str) -> str:
-    """``path`` when it is a document path (``name``, ``a.b``, ``lines[0].qty``), else
-    :class:`InvalidRequestError` naming it: nothing malformed is spliced into an expression."""
-    if _PATH.fullmatch(path) is None:
-        raise InvalidRequestError(
-            f"attribute path {path!r} is not a document path: write name, name.key or "
-            "name[0] (a list index is ASCII digits)",
-            key=path,
-        )
-    return path
+_TOP_NAME = re.compile(r"[^.\[\]]+")
 
 
 class Param(FrozenRecord):
@@ -72,17 +58,16 @@ class ExpressionBuilder:
         return placeholder
 
     def path(self, path: str) -> str:
-        """``a.b[2].c`` -> ``#n0.#n1[2].#n2``."""
+        """``a.b[2].c`` -> ``#n0.#n1[2].#n2``: every name aliased (the path read by
+        :func:`parse_path`, which refuses a malformed one)."""
         if path and "." not in path and "[" not in path and "]" not in path:
-            return self.name(path)  # one attribute name: the common case, no regex
+            return self.name(path)  # one attribute name: the common case, no parsing
         parts: list[str] = []
-        for match in _PATH_PART.finditer(check_path(path)):
-            if match.group(1) is not None:
-                parts.append(("." if parts else "") + self.name(match.group(1)))
+        for step in parse_path(path):
+            if isinstance(step, int):
+                parts.append(f"[{step}]")
             else:
-                parts.append(f"[{match.group(2)}]")
-        if not parts:
-            raise InvalidRequestError(f"attribute path {path!r} is empty")
+                parts.append(("." if parts else "") + self.name(step))
         return "".join(parts)
 
     def value(self, wire: Wire) -> str:
@@ -114,8 +99,9 @@ def add_filter(params: dict[str, Any], condition: Condition, prefix: str) -> Non
 
 
 def top_field(path: str) -> str:
-    match = _PATH_PART.match(path)
-    return match.group(1) if match and match.group(1) else path
+    """The attribute a path starts with (``a`` of ``a.b[2]``)."""
+    match = _TOP_NAME.match(path)
+    return match.group(0) if match else path
 
 
 def _encode_by_value(_path: str, value: Any) -> Wire:
@@ -152,7 +138,7 @@ class CompileContext:
             value = self.params[value.name]
         if isinstance(value, Attr):
             return self.builder.path(value.path)
-        return self.builder.value(self.encode(top_field(path), value))
+        return self.builder.value(self.encode(path, value))
 
 
 class Condition:
@@ -365,7 +351,8 @@ class Attr:
     def __init__(self, path: str) -> None:
         if not isinstance(path, str) or not path:
             raise InvalidRequestError("Attr() needs an attribute name")
-        self.path = check_path(path)
+        parse_path(path)  # refused here, naming it, when it is no document path
+        self.path = path
 
     def __repr__(self) -> str:
         return f"Attr({self.path!r})"
@@ -457,6 +444,13 @@ class UpdateExpression:
         empty = self.builder.value({"L": []})
         self.set_clauses.append(
             f"{target} = list_append(if_not_exists({target}, {empty}), {self.builder.value(wire)})"
+        )
+
+    def prepend(self, path: str, wire: Wire) -> None:
+        target = self.builder.path(path)
+        empty = self.builder.value({"L": []})
+        self.set_clauses.append(
+            f"{target} = list_append({self.builder.value(wire)}, if_not_exists({target}, {empty}))"
         )
 
     def remove(self, path: str) -> None:

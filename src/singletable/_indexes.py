@@ -42,7 +42,7 @@ class Index(FrozenRecord):
 class IndexSpec:
     """An entity's compiled templates for the table or one index."""
 
-    __slots__ = ("keys", "name", "pk", "sk", "when", "when_callable")
+    __slots__ = ("_rule", "keys", "name", "pk", "sk", "when", "when_callable")
 
     def __init__(
         self,
@@ -59,6 +59,7 @@ class IndexSpec:
         self.sk = sk
         self.when = when
         self.when_callable = when_callable
+        self._rule: tuple[tuple[tuple[str, tuple[Any, ...]], ...], tuple[str, ...]] | None = None
 
     @property
     def template_fields(self) -> tuple[str, ...]:
@@ -76,20 +77,28 @@ class IndexSpec:
     def sparse(self) -> bool:
         return self.when is not None or self.when_callable is not None
 
-    def is_member(self, entity: Any) -> bool:
-        if self.when is not None:
-            for name, allowed in self.when.items():
-                if getattr(entity, name) not in allowed:
-                    return False
-        if self.when_callable is not None:
-            return bool(self.when_callable(entity))
-        return True
+    def holds(self, values: Mapping[str, Any], verdict: bool = True) -> bool:
+        """Whether an item whose fields hold ``values`` is in this index: the one rule of
+        sparse-index membership, which ``to_item`` and updates both apply.
 
-    def when_holds(self, values: Mapping[str, Any]) -> bool:
-        """The declarative condition evaluated on field values (keys-only form of updates)."""
-        if self.when is None:
-            return True
-        return all(values.get(name) in allowed for name, allowed in self.when.items())
+        The item is in the index when ``verdict`` (what the ``when=`` callable returned for it;
+        True without one) is true, each ``when=`` field holds an allowed value, and no field of
+        the index's templates is None (DynamoDB indexes no item without its key attributes). A
+        field missing from ``values`` is not held against the item: an update decides with the
+        fields it knows and asks for the rest itself."""
+        if not verdict:
+            return False
+        rule = self._rule
+        if rule is None:  # built on first use: the entity sets ``when`` after construction
+            rule = self._rule = (tuple((self.when or {}).items()), self.template_fields)
+        when, fields = rule
+        for name, allowed in when:
+            if name in values and values[name] not in allowed:
+                return False
+        for name in fields:  # noqa: SIM110 (a loop: all() over a generator is slower here)
+            if name in values and values[name] is None:
+                return False
+        return True
 
 
 class NativeAttribute:

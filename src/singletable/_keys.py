@@ -35,7 +35,7 @@ SORT_KEY_BYTES = 1024
 #: Keywords of ``repo.update(E, **key_fields, set=..., ...)``: they share one ``**changes``
 #: with the key fields, so no field may be named like them.
 UPDATE_KEYWORDS = frozenset(
-    {"set", "remove", "add", "delete", "append", "if_not_exists", "condition", "upsert"}
+    {"set", "remove", "add", "delete", "append", "prepend", "if_not_exists", "condition", "upsert"}
 )
 #: Call keywords of patterns and writes; template fields may not be named like them.
 CALL_KEYWORDS = UPDATE_KEYWORDS | frozenset(

@@ -136,9 +136,10 @@ class Repository(RepositoryBase):
 
         ``repo.update(order, status=Status.SHIPPED)`` (instance form, preferred) or
         ``repo.update(Order, customer_id=..., created_at=..., order_id=..., set={...},
-        remove=[...], add={...}, delete={...}, append={...}, condition=..., upsert=False)``.
-        Index keys and sparse membership follow the change; :class:`NotFound` unless the item
-        exists (or ``upsert=True``).
+        remove=[...], add={...}, delete={...}, append={...}, prepend={...}, condition=...,
+        upsert=False)``, whose clauses also take document paths (``"shipping.city"``,
+        ``"lines[0].qty"``). Index keys and sparse membership follow the change;
+        :class:`NotFound` unless the item exists (or ``upsert=True``).
         """
         self._outside_transaction("update")
         return self.run(self.planner.update(target, changes))

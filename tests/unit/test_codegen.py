@@ -36,6 +36,7 @@ from singletable._codec import FieldPlan, ModelCodec, encode_value
 from singletable._codegen import generate_codec, generate_decode, generate_to_item
 from singletable._entity import spec_of
 from singletable._entity_spec import EntitySpec
+from singletable._indexes import IndexSpec
 from singletable._wire import Wire, decode_value, item_size
 
 UTC = timezone.utc
@@ -351,7 +352,8 @@ def reference_to_item(spec: EntitySpec, entity: Entity) -> dict[str, Wire]:
     item: dict[str, Wire] = {spec.table.type_attribute: {"S": spec.type_name}}
     for index in [spec.base, *spec.indexes.values()]:
         if index is not spec.base and (
-            not index.is_member(entity) or any(values[f] is None for f in index.template_fields)
+            not reference_member(index, entity)
+            or any(values[f] is None for f in index.template_fields)
         ):
             continue
         for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)):
@@ -362,6 +364,15 @@ def reference_to_item(spec: EntitySpec, entity: Entity) -> dict[str, Wire]:
         if value is not None:
             item[name] = encode_value(value)
     return item
+
+
+def reference_member(index: IndexSpec, entity: Entity) -> bool:
+    """The sparse condition, read off the declaration (not :meth:`IndexSpec.holds`)."""
+    if index.when is not None:
+        return all(getattr(entity, name) in allowed for name, allowed in index.when.items())
+    if index.when_callable is not None:
+        return bool(index.when_callable(entity))
+    return True
 
 
 def reference_decode(spec: EntitySpec, item: dict[str, Wire]) -> Any:

@@ -415,6 +415,24 @@ def test_custom_key_names_clash():
                 sk = "C"
 
 
+def test_every_clashing_field_is_reported_at_once():
+    """A model ported from another design (its attributes named like this table's keys) is
+    fixed in one pass: one error names every clashing field."""
+    with refused() as info:
+        make_entity(
+            "Ported",
+            {"id": str, "PK": str, "GSI1PK": str, "kind": str, "sort__key": str},
+            {"pk": "P#{id}", "sk": "P"},
+            shop(),
+            defaults={"kind": Field(default="", alias="_type")},
+        )
+    text = message(info)
+    assert "Ported: 4 fields clash with names singletable reserves" in text
+    for clash in ("Ported.PK: ", "Ported.GSI1PK: ", "Ported.kind: ", "Ported.sort__key: "):
+        assert clash in text
+    assert "'_type' is a key attribute or the type tag" in text
+
+
 # -- field names --------------------------------------------------------------------------------
 
 

@@ -325,6 +325,23 @@ def test_explain_rows_describe_every_pattern() -> None:
     assert rows["big_orders"].filter == "total >= {min_total}"
     assert rows["order_by_id"].operation == "Query+BatchGetItem"
     assert all(row.operation in ("GetItem", "Query", "Query+BatchGetItem") for row in rows.values())
+    # A machine-readable request count: one per request a call (a page) sends.
+    assert (rows["customer"].requests, rows["customer_orders"].requests) == (1, 1)
+    assert rows["order_by_id"].requests == 2
+    assert rows["order_by_id"].as_dict()["requests"] == 2
+
+
+def test_explain_counts_the_requests_of_an_operation() -> None:
+    from singletable import ExplainRow
+    from singletable._patterns.base import requests_of
+
+    assert [requests_of(op) for op in ("GetItem", "Query", "Scan")] == [1, 1, 1]
+    assert requests_of("Query+BatchGetItem") == 2
+    assert requests_of("Query x15") == 15
+    assert ExplainRow("p", "Query x3", None, "", ("A",), "asc").requests == 3
+    assert (
+        ExplainRow("p", "Query+UpdateItem", None, "", ("A",), "asc", requests=None).requests is None
+    )
 
 
 def test_inverted_index_is_derived_and_conflicting_templates_refused() -> None:

@@ -111,6 +111,7 @@ def test_to_as_a_declared_signature() -> None:
         name_sync=propagate(Customer, to=orders_of, fields={"name": "customer_name"}),
     )
     assert shop.explain()[1].operation == "Query+UpdateItem"
+    assert shop.explain()[1].requests is None  # a Query per page, an UpdateItem per copy
 
 
 @pytest.mark.parametrize(

@@ -33,8 +33,27 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 
+_FROM_OPERATION: Any = object()  # ExplainRow's default ``requests``: counted from the operation
+
+
+def requests_of(operation: str) -> int:
+    """The requests an operation as explain writes it stands for: one per ``+``-joined part,
+    ``n`` for a part written ``Query x{n}`` (``Query+BatchGetItem`` is 2, ``Query x15`` 15)."""
+    total = 0
+    for part in operation.split("+"):
+        times = part.partition(" x")[2]
+        total += int(times) if times.isdigit() else 1
+    return total
+
+
 class ExplainRow(FrozenRecord):
-    """One line of the access-pattern table: what a pattern sends."""
+    """One line of the access-pattern table: what a pattern sends.
+
+    ``requests`` is the number of requests one call sends (one page, for a query): 1 for a
+    ``GetItem`` or a ``Query``, 2 for ``Query+BatchGetItem``, ``n`` for ``Query x{n}``; None
+    when it depends on the data (a propagation: a Query per page, an UpdateItem per copy it
+    rewrites). Not given, it is counted from ``operation`` (:func:`requests_of`).
+    """
 
     # Immutable (assignment raises AttributeError), equal by value, hashable.
     __slots__ = (
@@ -48,6 +67,7 @@ class ExplainRow(FrozenRecord):
         "order",
         "pattern",
         "rcu",
+        "requests",
         "wcu",
     )
     _fields = (
@@ -60,6 +80,7 @@ class ExplainRow(FrozenRecord):
         "filter",
         "consistent",
         "notes",
+        "requests",
         "rcu",
         "wcu",
     )
@@ -73,6 +94,7 @@ class ExplainRow(FrozenRecord):
     filter: str | None
     consistent: bool
     notes: str
+    requests: int | None
     rcu: float | None
     """Read units of one call (``explain(costs=True)``; None otherwise)."""
     wcu: Mapping[str, Mapping[str, int]] | None
@@ -89,6 +111,7 @@ class ExplainRow(FrozenRecord):
         filter: str | None = None,
         consistent: bool = False,
         notes: str = "",
+        requests: int | None = _FROM_OPERATION,
         rcu: float | None = None,
         wcu: Mapping[str, Mapping[str, int]] | None = None,
     ) -> None:
@@ -101,6 +124,9 @@ class ExplainRow(FrozenRecord):
         object.__setattr__(self, "filter", filter)
         object.__setattr__(self, "consistent", consistent)
         object.__setattr__(self, "notes", notes)
+        if requests is _FROM_OPERATION:
+            requests = requests_of(operation)
+        object.__setattr__(self, "requests", requests)
         object.__setattr__(self, "rcu", rcu)
         object.__setattr__(self, "wcu", wcu)
 

@@ -499,8 +499,9 @@ class KeyedPattern(Pattern):
 
         def encode(field: str, value: Any) -> Any:
             # The first entity declaring the field (or attribute) decides how it is stored.
+            top = top_field(field)
             for spec in specs:
-                if field in spec.cls.model_fields or field in spec.attr_names.values():
+                if top in spec.cls.model_fields or top in spec.attr_names.values():
                     return spec.encode_for_condition(field, value)
             return specs[0].encode_for_condition(field, value)
 

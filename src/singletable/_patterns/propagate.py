@@ -202,6 +202,7 @@ class PropagatePattern(Pattern, Generic[S]):
             (self.target.type_name,),
             to.order,
             notes=f"propagates {self.spec.name} ({copies}) through {to.name}",
+            requests=None,  # a Query per page, an UpdateItem per copy rewritten
         )
 
     @property

@@ -199,124 +199,164 @@ def index_changes(
         static_inputs = _static_index_inputs(spec)
         if static_inputs is not None and static_inputs.isdisjoint(touched):
             return {}, [], {}  # no index attribute reads, or decides membership by, a change
-    refuse = _Refusal(spec, touched, blind)
-    base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
-    base_fields = set(spec.base.template_fields)
-    fields = spec.cls.model_fields
-    values = {n: v for n, v in known.items() if n in fields}  # what user code may read
-    derived: dict[str, Any] = dict(known)  # what templates render from (+ computed fields)
-    reads_of: dict[str, list[str]] = {n: [n] for n in fields}
-    changed = set(touched)
+    return IndexUpdate(spec, known, touched, blind, every_attribute).changes()
 
-    in_index = {f for index in spec.indexes.values() for f in index.template_fields}
-    for name in spec.computed_in_keys:
-        if name not in in_index or name in base_fields:
-            continue  # a primary-key field never changes in place
-        where = f"{name} (computed, in an index key)"
-        try:
-            value, reads = _evaluate(spec, values, operator.attrgetter(name), where, name)
-        except _Unknown as exc:
-            raise refuse.unknown(exc.field, where) from None
-        derived[name] = value
-        reads_of[name] = reads
-        if set(reads) & touched:
-            changed.add(name)
 
-    # Callable conditions: evaluated on every update that touches anything.
-    verdicts: dict[str, tuple[bool, list[str]]] = {}
-    for index_name, index in spec.indexes.items():
-        if index.when_callable is None:
-            continue
-        where = (
-            f"the when= callable of sparse index {index_name} (evaluated on every update: "
-            "it may read any field)"
+class IndexUpdate:
+    """One update's index key attributes, worked out in named steps (:meth:`changes` runs
+    them): evaluate the :meth:`computed` fields in index keys and the :meth:`verdicts` of
+    callable ``when=``, group the attributes by their :meth:`writers`, and for each attribute
+    that may change decide the index's :meth:`membership` (by :meth:`IndexSpec.holds`) and
+    render it or remove it."""
+
+    def __init__(
+        self,
+        spec: EntitySpec,
+        known: Mapping[str, Any],
+        touched: set[str],
+        blind: Mapping[str, str],
+        every_attribute: bool,
+    ) -> None:
+        self.spec = spec
+        self.touched = touched
+        self.every_attribute = every_attribute
+        self.refuse = _Refusal(spec, touched, blind)
+        fields = spec.cls.model_fields
+        self.values = {n: v for n, v in known.items() if n in fields}  # what user code may read
+        self.derived: dict[str, Any] = dict(known)  # what templates render from (+ computed)
+        self.reads_of: dict[str, list[str]] = {n: [n] for n in fields}
+        self.changed = set(touched)
+        # index name -> (what its when= callable returned, the fields it read)
+        self.verdict_of: dict[str, tuple[bool, list[str]]] = {}
+        self.memberships: dict[str, tuple[bool, list[str]]] = {}
+
+    def changes(self) -> tuple[dict[str, Wire], list[str], dict[str, list[str]]]:
+        """``(set, remove, sources)``, as :func:`index_changes` returns them."""
+        self.computed()
+        self.verdicts()
+        to_set: dict[str, Wire] = {}
+        to_remove: list[str] = []
+        sources: dict[str, list[str]] = {}
+        for attr, entries in self.writers().items():
+            template = entries[0][2]  # every writer of one attribute has the same template
+            rewrite = self.every_attribute or bool(set(template.fields) & self.changed)
+            rewrite = rewrite or any(self.may_leave_or_join(n, i) for n, i, _ in entries)
+            if not rewrite:
+                continue
+            present = False
+            for index_name, index, _ in entries:
+                member, reads = self.membership(index_name, index)
+                sources.setdefault(index_name, []).extend(reads)
+                if member:
+                    present = True
+                    break
+            if not present:
+                to_remove.append(attr)
+                continue
+            role = f"{attr} (index {entries[0][0]}, {template.text!r})"
+            for fname in template.fields:
+                if fname not in self.derived:
+                    raise self.refuse.unknown(fname, role)
+                sources.setdefault(entries[0][0], []).extend(self.reads_of.get(fname, [fname]))
+            to_set[attr] = {"S": template.render(self.derived)}
+        return (
+            to_set,
+            to_remove,
+            {name: list(dict.fromkeys(reads)) for name, reads in sources.items()},
         )
-        try:
-            result, reads = _evaluate(spec, values, index.when_callable, where, index_name)
-        except _Unknown as exc:
-            hint = ", or declare when={field: value} so singletable knows what it reads"
-            raise refuse.unknown(exc.field, where, hint) from None
-        verdicts[index_name] = (bool(result), reads)
 
-    def may_leave_or_join(index_name: str, index: IndexSpec) -> bool:
-        if every_attribute:
+    # -- steps --
+
+    def computed(self) -> None:
+        """Evaluate each computed field in an index key on what the update knows; one that read
+        a touched field is changed."""
+        spec = self.spec
+        in_index = {f for index in spec.indexes.values() for f in index.template_fields}
+        base_fields = set(spec.base.template_fields)
+        for name in spec.computed_in_keys:
+            if name not in in_index or name in base_fields:
+                continue  # a primary-key field never changes in place
+            where = f"{name} (computed, in an index key)"
+            try:
+                value, reads = _evaluate(spec, self.values, operator.attrgetter(name), where, name)
+            except _Unknown as exc:
+                raise self.refuse.unknown(exc.field, where) from None
+            self.derived[name] = value
+            self.reads_of[name] = reads
+            if set(reads) & self.touched:
+                self.changed.add(name)
+
+    def verdicts(self) -> None:
+        """Evaluate every callable ``when=`` (on every update that touches anything: it may
+        read any field)."""
+        for index_name, index in self.spec.indexes.items():
+            if index.when_callable is None:
+                continue
+            where = (
+                f"the when= callable of sparse index {index_name} (evaluated on every update: "
+                "it may read any field)"
+            )
+            try:
+                result, reads = _evaluate(
+                    self.spec, self.values, index.when_callable, where, index_name
+                )
+            except _Unknown as exc:
+                hint = ", or declare when={field: value} so singletable knows what it reads"
+                raise self.refuse.unknown(exc.field, where, hint) from None
+            self.verdict_of[index_name] = (bool(result), reads)
+
+    def writers(self) -> dict[str, list[tuple[str, IndexSpec, KeyTemplate]]]:
+        """Each index key attribute outside the table key, with the indexes that write it."""
+        spec = self.spec
+        base_attrs = {spec.base.keys.pk, spec.base.keys.sk}
+        writers: dict[str, list[tuple[str, IndexSpec, KeyTemplate]]] = {}
+        for index_name, index in spec.indexes.items():
+            for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)):
+                if tpl is not None and attr and attr not in base_attrs:
+                    writers.setdefault(attr, []).append((index_name, index, tpl))
+        return writers
+
+    def may_leave_or_join(self, index_name: str, index: IndexSpec) -> bool:
+        """Whether the update touches something that decides membership of ``index``."""
+        if self.every_attribute:
             return True
-        inputs = set(index.when_fields) | set(_optional_key_fields(spec, index))
-        if index_name in verdicts:
-            inputs |= set(verdicts[index_name][1])
-        return bool(inputs & changed)
+        inputs = set(index.when_fields) | set(_optional_key_fields(self.spec, index))
+        if index_name in self.verdict_of:
+            inputs |= set(self.verdict_of[index_name][1])
+        return bool(inputs & self.changed)
 
-    memberships: dict[str, tuple[bool, list[str]]] = {}
+    def membership(self, index_name: str, index: IndexSpec) -> tuple[bool, list[str]]:
+        """Whether the item is in ``index`` after the update, and the fields that decided.
 
-    def membership(index_name: str, index: IndexSpec) -> tuple[bool, list[str]]:
-        """Whether the item is in ``index`` after the update, and the fields that decided."""
-        if index_name in memberships:
-            return memberships[index_name]
+        The inputs (the ``when=`` fields, the callable's verdict, the fields that may be None in
+        the templates) are taken in that order until :meth:`IndexSpec.holds` refuses the item
+        on what is known so far; what was taken is what decided. When nothing refuses it, every
+        input must be known."""
+        if index_name in self.memberships:
+            return self.memberships[index_name]
+        inputs: list[tuple[str | None, list[str]]] = [(f, [f]) for f in index.when_fields]
+        if index_name in self.verdict_of:
+            inputs.append((None, self.verdict_of[index_name][1]))
+        for fname in _optional_key_fields(self.spec, index):
+            inputs.append((fname, self.reads_of.get(fname, [fname])))
+        known: dict[str, Any] = {}
+        verdict = True
         reads: list[str] = []
-        unknown: list[str] = []
-        result: bool | None = None
-        for fname, allowed in (index.when or {}).items():
-            reads.append(fname)
-            if fname not in derived:
-                unknown.append(fname)
-            elif derived[fname] not in allowed:
+        result = True
+        for name, field_reads in inputs:
+            reads.extend(field_reads)
+            if name is None:
+                verdict = self.verdict_of[index_name][0]
+            elif name in self.derived:
+                known[name] = self.derived[name]
+            if not index.holds(known, verdict):
                 result = False
                 break
-        if result is None and index_name in verdicts:
-            verdict, callable_reads = verdicts[index_name]
-            reads.extend(callable_reads)
-            if not verdict:
-                result = False
-        if result is None:
-            for fname in _optional_key_fields(spec, index):
-                reads.extend(reads_of.get(fname, [fname]))
-                if fname not in derived:
-                    unknown.append(fname)
-                elif derived[fname] is None:
-                    result = False
-                    break
-        if result is None:
+        if result:
+            unknown = [f for f, _ in inputs if f is not None and f not in self.derived]
             if unknown:
-                raise refuse.unknown(
+                raise self.refuse.unknown(
                     unknown[0], f"deciding whether the item is in sparse index {index_name}"
                 )
-            result = True
-        memberships[index_name] = (result, reads)
+        self.memberships[index_name] = (result, reads)
         return result, reads
-
-    writers: dict[str, list[tuple[str, IndexSpec, KeyTemplate]]] = {}
-    for index_name, index in spec.indexes.items():
-        for attr, tpl in ((index.keys.pk, index.pk), (index.keys.sk, index.sk)):
-            if tpl is not None and attr and attr not in base_attrs:
-                writers.setdefault(attr, []).append((index_name, index, tpl))
-
-    to_set: dict[str, Wire] = {}
-    to_remove: list[str] = []
-    sources: dict[str, list[str]] = {}
-    for attr, entries in writers.items():
-        template = entries[0][2]  # every writer of one attribute has the same template
-        rewrite = every_attribute or bool(set(template.fields) & changed)
-        rewrite = rewrite or any(may_leave_or_join(n, i) for n, i, _ in entries)
-        if not rewrite:
-            continue
-        present = False
-        for index_name, index, _ in entries:
-            member, reads = membership(index_name, index)
-            sources.setdefault(index_name, []).extend(reads)
-            if member:
-                present = True
-                break
-        if not present:
-            to_remove.append(attr)
-            continue
-        role = f"{attr} (index {entries[0][0]}, {template.text!r})"
-        for fname in template.fields:
-            if fname not in derived:
-                raise refuse.unknown(fname, role)
-            sources.setdefault(entries[0][0], []).extend(reads_of.get(fname, [fname]))
-        to_set[attr] = {"S": template.render(derived)}
-    return (
-        to_set,
-        to_remove,
-        {name: list(dict.fromkeys(reads)) for name, reads in sources.items()},
-    )

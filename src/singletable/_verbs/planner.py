@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .._context import WriteContext
+from .._document_paths import is_document_path
 from .._entity import spec_of
 from .._entity_spec import EntitySpec
 from .._flows import Flow, Send
@@ -137,44 +138,64 @@ class WritePlanner:
         """The update and, for the instance form, how to compute the entity as it will be
         stored (only needed when no item comes back: a guard transaction)."""
         spec = self.spec(target)
-        ctx = self.write_context()
         if isinstance(target, type):
-            options = {k: changes.pop(k) for k in list(changes) if k in UPDATE_KEYWORDS}
-            key_fields = changes
-            previous_unique = None
-            set_values = dict(options.get("set") or {})
-            removing = list(options.get("remove") or ())
-            guard_ttl = None
-            if spec.unique_fields and any(
-                f in set_values or f in removing for f in spec.unique_fields
-            ):
-                key = spec.key_of_fields(key_fields)
-                previous = yield from self.read_live(spec, key)
-                if previous is None and not options.get("upsert"):
-                    raise NotFound(f"{spec.name} {spec.describe_key(key)} does not exist")
-                previous_unique = {
-                    f: getattr(previous, f) if previous is not None else None
-                    for f in spec.unique_fields
-                }
-                guard_ttl = ttl_after(spec, previous, set_values, removing)
-            op = compile_update(
-                spec,
-                ctx,
-                key_fields=key_fields,
-                set_values=set_values,
-                remove=removing,
-                add=options.get("add"),
-                delete=options.get("delete"),
-                append=options.get("append"),
-                if_not_exists=options.get("if_not_exists"),
-                condition=options.get("condition"),
-                upsert=bool(options.get("upsert")),
-                previous_unique=previous_unique,
-                guard_ttl=guard_ttl,
-            )
+            op = yield from self._keyword_update_op(spec, changes)
             return op, None
+        return self._instance_update_op(spec, target, changes)
+
+    def _keyword_update_op(self, spec: EntitySpec, changes: dict[str, Any]) -> Flow[WriteOp]:
+        """``update(E, **key_fields, set=..., ...)``: the clauses as given; with ``Unique()``
+        fields among the changes, after reading what is stored so the guards can move."""
+        options = {k: changes.pop(k) for k in list(changes) if k in UPDATE_KEYWORDS}
+        key_fields = changes
+        previous_unique = None
+        set_values = dict(options.get("set") or {})
+        removing = list(options.get("remove") or ())
+        guard_ttl = None
+        if spec.unique_fields and any(f in set_values or f in removing for f in spec.unique_fields):
+            key = spec.key_of_fields(key_fields)
+            previous = yield from self.read_live(spec, key)
+            if previous is None and not options.get("upsert"):
+                raise NotFound(f"{spec.name} {spec.describe_key(key)} does not exist")
+            previous_unique = {
+                f: getattr(previous, f) if previous is not None else None
+                for f in spec.unique_fields
+            }
+            guard_ttl = ttl_after(spec, previous, set_values, removing)
+        return compile_update(
+            spec,
+            self.write_context(),
+            key_fields=key_fields,
+            set_values=set_values,
+            remove=removing,
+            add=options.get("add"),
+            delete=options.get("delete"),
+            append=options.get("append"),
+            prepend=options.get("prepend"),
+            if_not_exists=options.get("if_not_exists"),
+            condition=options.get("condition"),
+            upsert=bool(options.get("upsert")),
+            previous_unique=previous_unique,
+            guard_ttl=guard_ttl,
+        )
+
+    def _instance_update_op(
+        self, spec: EntitySpec, target: Any, changes: dict[str, Any]
+    ) -> tuple[WriteOp, Callable[[], Any] | None]:
+        """``update(entity, **field_changes)``: the fields whose validated value differs, set or
+        removed; an update that writes nothing only checks that the item (still) exists."""
+        ctx = self.write_context()
         condition = changes.pop("condition", None)
         unknown = [k for k in changes if k not in spec.cls.model_fields]
+        if unknown and is_document_path(unknown[0]):
+            # The instance is whole: it sets whole fields. A path goes by the keyword form.
+            raise InvalidRequestError(
+                f"update({spec.name.lower()}, ...) takes whole fields, not the document path "
+                f"{unknown[0]!r}: pass the changed value (field=entity.field.model_copy(...)), "
+                f"or update by key: repo.update({spec.name}, **key_fields, "
+                f"set={{{unknown[0]!r}: ...}})",
+                key=unknown[0],
+            )
         if unknown:
             raise InvalidRequestError(
                 f"{spec.name} has no field {unknown[0]!r} (instance updates take field=value "
@@ -184,8 +205,8 @@ class WritePlanner:
         merged = validated(
             spec, {**{n: getattr(target, n) for n in spec.cls.model_fields}, **changes}
         )
-        set_values = {}
-        removing = []
+        set_values: dict[str, Any] = {}
+        removing: list[str] = []
         for name in changes:
             value = getattr(merged, name)
             if value == getattr(target, name):
@@ -194,26 +215,23 @@ class WritePlanner:
                 removing.append(name)
             else:
                 set_values[name] = value
-        primary_key = spec.primary_key(spec.key_values(target))
-        previous_unique = (
-            {f: getattr(target, f) for f in spec.unique_fields} if spec.unique_fields else None
-        )
-        key_fields = {n: getattr(target, n) for n in spec.primary_fields}
         if not set_values and not removing and not (spec.version_field or spec.updated_field):
             # Nothing to write: the update only asserts that the item (still) exists.
-            return exists_check(spec, ctx, primary_key, condition), None
+            key = spec.primary_key(spec.key_values(target))
+            return exists_check(spec, ctx, key, condition), None
         op = compile_update(
             spec,
             ctx,
-            key_fields=key_fields,
+            key_fields={n: getattr(target, n) for n in spec.primary_fields},
             set_values=set_values,
             remove=removing,
             condition=condition,
             instance=target,
-            previous_unique=previous_unique,
+            previous_unique=(
+                {f: getattr(target, f) for f in spec.unique_fields} if spec.unique_fields else None
+            ),
             guard_ttl=getattr(merged, spec.ttl_field) if spec.ttl_field else None,
         )
-        assert op.key == primary_key
         return op, lambda: as_written(spec, stamped(spec, merged, ctx, creating=False))
 
     def delete_op(

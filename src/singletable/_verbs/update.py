@@ -9,14 +9,15 @@ unique guards it moves (:func:`_guard_moves`).
 
 from __future__ import annotations
 
+import functools
 import typing
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
-from .._codec import bare_annotation, encode_value
+from .._codec import encode_value
 from .._context import WriteContext
+from .._document_paths import DocumentPath, value_kind
 from .._entity_spec import EntitySpec
 from .._expressions import (
     Attr,
@@ -39,6 +40,7 @@ from .ops import (
     stale_or_failed,
     version_condition,
 )
+from .update_paths import check_overlaps, clause_paths, missing_parent, parent_conditions
 
 
 def compile_update(
@@ -55,6 +57,7 @@ def compile_update(
     condition: Condition | None = None,
     upsert: bool = False,
     instance: Any = None,
+    prepend: Mapping[str, Any] | None = None,
     previous_unique: Mapping[str, Any] | None = None,
     guard_ttl: datetime | None = None,
 ) -> WriteOp:
@@ -62,18 +65,15 @@ def compile_update(
 
     With ``instance``, every field the update does not change is known from the instance; the
     update is then conditioned on the stored values it derives keys from (or on the version).
+    A clause entry may be a document path into a nested model, map or list
+    (:mod:`.update_paths`).
     """
-    clauses = _Clauses(set_values, remove, add, delete, append, if_not_exists)
-    _check_clauses(spec, clauses)
+    clauses = _Clauses(set_values, remove, add, delete, append, if_not_exists, prepend)
+    _check_clauses(spec, clauses, upsert)
 
     coerced_keys = {n: spec.coerce(n, v) for n, v in key_fields.items()}
     key = spec.key_of_fields(coerced_keys)
-    clauses.set_values = {n: _coerce_value(spec, n, v) for n, v in clauses.set_values.items()}
-    if spec.shards:
-        clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
-    clauses.if_not_exists = {n: _coerce_value(spec, n, v) for n, v in clauses.if_not_exists.items()}
-    if upsert and instance is None:
-        _check_upsert_creates_whole_item(spec, coerced_keys, clauses)
+    _coerce_clauses(spec, clauses, coerced_keys, instance, upsert)
 
     known, touched, blind = _after_update(spec, ctx, clauses, coerced_keys, instance, upsert)
     index_set, index_remove, sources = index_changes(
@@ -96,23 +96,10 @@ def compile_update(
     )
     conditions += on_instance
     conditions += on_unique
+    conditions += parent_conditions(clauses.paths)
     expected.update(expected_unique)  # stored values the update is conditioned on
 
-    params: dict[str, Any] = {
-        "TableName": ctx.table_name,
-        "Key": key,
-        "UpdateExpression": update.render(),
-    }
-    compiled_condition = all_of(conditions)
-    if compiled_condition is not None:
-        cbuilder = ExpressionBuilder("c")
-        params["ConditionExpression"] = compiled_condition.compile(
-            CompileContext(cbuilder, condition_encoder(spec))
-        )
-        builder.names.update(cbuilder.names)
-        builder.values.update(cbuilder.values)
-    builder.merge_into(params)
-    params["ReturnValues"] = "ALL_NEW"
+    params = _update_params(spec, ctx, key, update, builder, all_of(conditions))
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
@@ -123,6 +110,10 @@ def compile_update(
                 key=Key(key).text,
                 item=None,
             )
+        if old and clauses.paths:
+            missing = missing_parent(spec, Key(key).text, clauses.paths, old, current)
+            if missing is not None:
+                return missing
         return stale_or_failed(
             spec, key, current, expected_version, "updating", condition=condition, expected=expected
         )
@@ -132,11 +123,48 @@ def compile_update(
     return op
 
 
-class _Clauses:
-    """An update's clauses, each by field name (``set=`` and ``if_not_exists=`` values are
-    replaced by their coerced values once checked)."""
+def _update_params(
+    spec: EntitySpec,
+    ctx: WriteContext,
+    key: dict[str, Wire],
+    update: UpdateExpression,
+    builder: ExpressionBuilder,
+    condition: Condition | None,
+) -> dict[str, Any]:
+    """The UpdateItem request: the update expression, its condition (placeholders prefixed
+    ``c``), their names and values, and ``ReturnValues=ALL_NEW``."""
+    params: dict[str, Any] = {
+        "TableName": ctx.table_name,
+        "Key": key,
+        "UpdateExpression": update.render(),
+    }
+    if condition is not None:
+        cbuilder = ExpressionBuilder("c")
+        params["ConditionExpression"] = condition.compile(
+            CompileContext(cbuilder, condition_encoder(spec))
+        )
+        builder.names.update(cbuilder.names)
+        builder.values.update(cbuilder.values)
+    builder.merge_into(params)
+    params["ReturnValues"] = "ALL_NEW"
+    return params
 
-    __slots__ = ("add", "append", "delete", "if_not_exists", "remove", "set_values")
+
+class _Clauses:
+    """An update's clauses, each by field name or document path (``set=`` and
+    ``if_not_exists=`` values are replaced by their coerced values once checked; ``paths``
+    holds the document paths among the entries, resolved)."""
+
+    __slots__ = (
+        "add",
+        "append",
+        "delete",
+        "if_not_exists",
+        "paths",
+        "prepend",
+        "remove",
+        "set_values",
+    )
 
     def __init__(
         self,
@@ -146,6 +174,7 @@ class _Clauses:
         delete: Mapping[str, Any] | None,
         append: Mapping[str, Any] | None,
         if_not_exists: Mapping[str, Any] | None,
+        prepend: Mapping[str, Any] | None = None,
     ) -> None:
         self.set_values = dict(set_values or {})
         self.add = dict(add or {})
@@ -153,27 +182,63 @@ class _Clauses:
         self.append = dict(append or {})
         self.if_not_exists = dict(if_not_exists or {})
         self.remove = list(remove)
+        self.prepend = dict(prepend or {})
+        self.paths: dict[str, DocumentPath] = {}
+
+    def by_clause(self) -> dict[str, list[str]]:
+        """Each clause keyword's entries."""
+        return {
+            "set": [*self.set_values],
+            "remove": self.remove,
+            "add": [*self.add],
+            "delete": [*self.delete],
+            "append": [*self.append],
+            "if_not_exists": [*self.if_not_exists],
+            "prepend": [*self.prepend],
+        }
 
     def mentioned(self) -> list[str]:
-        """Every field a clause names, in clause order (a field named twice appears twice)."""
-        return [
-            *self.set_values,
-            *self.remove,
-            *self.add,
-            *self.delete,
-            *self.append,
-            *self.if_not_exists,
-        ]
+        """Every field (or path) a clause names, in clause order (one named twice appears
+        twice)."""
+        return [name for entries in self.by_clause().values() for name in entries]
+
+    def fields(self, entries: Iterable[str]) -> list[str]:
+        """The top-level fields among ``entries`` (not document paths)."""
+        return [name for name in entries if name not in self.paths]
+
+    def target(self, spec: EntitySpec, name: str) -> str:
+        """The stored attribute (or stored path) an entry writes."""
+        path = self.paths.get(name)
+        return spec.attr_names[name] if path is None else path.stored
+
+    def field_of(self, name: str) -> str:
+        """The top-level field an entry changes."""
+        path = self.paths.get(name)
+        return name if path is None else path.field
+
+    def stored_form(self, spec: EntitySpec, name: str, value: Any) -> Wire | None:
+        """An entry's value as stored (None: left out)."""
+        path = self.paths.get(name)
+        return spec.encode_field(name, value) if path is None else path.stored_form(value)
 
 
-def _check_clauses(spec: EntitySpec, clauses: _Clauses) -> None:
+def _check_clauses(spec: EntitySpec, clauses: _Clauses, upsert: bool) -> None:
     """Refuse a clause naming an unknown, primary-key or maintained field, a field named in two
     clauses, a required field in ``remove=``, or a field of the wrong kind for ``add=``,
-    ``delete=`` or ``append=``."""
+    ``delete=``, ``append=`` or ``prepend=``; resolve and check the document paths (none in an
+    upsert, which may create the item) and refuse entries that overlap."""
     fields = spec.cls.model_fields
     primary = set(spec.primary_fields)
     mentioned = clauses.mentioned()
-    for name in mentioned:
+    clauses.paths = clause_paths(spec, clauses.by_clause())
+    if clauses.paths and upsert:
+        text = next(iter(clauses.paths))
+        raise InvalidRequestError(
+            f"upsert of {spec.name} may create the item, and {text} needs "
+            f"{clauses.paths[text].field} stored; set {clauses.paths[text].field} whole",
+            key=text,
+        )
+    for name in clauses.fields(mentioned):
         if name not in fields:
             raise InvalidRequestError(f"{spec.name} has no field {name!r} to update", key=name)
         if name in primary:
@@ -191,23 +256,54 @@ def _check_clauses(spec: EntitySpec, clauses: _Clauses) -> None:
         if name in seen:
             raise InvalidRequestError(f"{spec.name}.{name} appears in two update clauses", key=name)
         seen.add(name)
-    for name in clauses.remove:
+    if clauses.paths:
+        check_overlaps(spec, mentioned)
+    for name in clauses.fields(clauses.remove):
         if fields[name].is_required():
             raise InvalidRequestError(
                 f"{spec.name}.{name} is required and cannot be removed", key=name
             )
-    for name in clauses.add:
+    for name in clauses.fields(clauses.add):
         kind = _field_kind(spec, name)
         if kind not in ("number", "set"):
             raise InvalidRequestError(
                 f"add= needs a number or set field; {name!r} is not", key=name
             )
-    for name in clauses.delete:
+    for name in clauses.fields(clauses.delete):
         if _field_kind(spec, name) != "set":
             raise InvalidRequestError(f"delete= needs a set field; {name!r} is not", key=name)
-    for name in clauses.append:
-        if _field_kind(spec, name) != "list":
-            raise InvalidRequestError(f"append= needs a list field; {name!r} is not", key=name)
+    for clause in ("append", "prepend"):
+        for name in clauses.fields(getattr(clauses, clause)):
+            if _field_kind(spec, name) != "list":
+                raise InvalidRequestError(
+                    f"{clause}= needs a list field; {name!r} is not", key=name
+                )
+
+
+def _coerce_clauses(
+    spec: EntitySpec,
+    clauses: _Clauses,
+    coerced_keys: Mapping[str, Any],
+    instance: Any,
+    upsert: bool,
+) -> None:
+    """Replace the ``set=``, ``if_not_exists=``, ``append=`` and ``prepend=`` values by their
+    field types' (``Shard()`` fields derived), and validate every value at a document path
+    against its type; a keyword upsert must give every required field."""
+    clauses.set_values = {n: _coerced(spec, clauses, n, v) for n, v in clauses.set_values.items()}
+    if spec.shards:
+        clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
+    clauses.if_not_exists = {
+        n: _coerced(spec, clauses, n, v) for n, v in clauses.if_not_exists.items()
+    }
+    for values in (clauses.add, clauses.delete, clauses.append, clauses.prepend):
+        for name in values.keys() & clauses.paths.keys():  # a delta: not held to constraints
+            values[name] = clauses.paths[name].validate(values[name], constraints=False)
+    for values in (clauses.append, clauses.prepend):  # whole lists of the field's type
+        for name in clauses.fields(values):
+            values[name] = _coerce_value(spec, name, list(values[name]))
+    if upsert and instance is None:
+        _check_upsert_creates_whole_item(spec, coerced_keys, clauses)
 
 
 def _check_upsert_creates_whole_item(
@@ -243,22 +339,22 @@ def _after_update(
         known.update({n: getattr(instance, n) for n in fields})
         for name in spec.computed_in_keys:
             known[name] = getattr(instance, name)
+    top = clauses.fields
     known.update(coerced_keys)
-    known.update(clauses.set_values)
-    for name in clauses.remove:
+    known.update({n: clauses.set_values[n] for n in top(clauses.set_values)})
+    for name in top(clauses.remove):
         known[name] = None
-    touched = (
-        set(clauses.set_values)
-        | set(clauses.remove)
-        | set(clauses.add)
-        | set(clauses.delete)
-        | set(clauses.append)
-        | set(clauses.if_not_exists)
-    )
-    blind = {n: "add=" for n in clauses.add} | {n: "delete=" for n in clauses.delete}
-    blind |= {n: "append=" for n in clauses.append}
+    by_clause = clauses.by_clause()
+    touched = {clauses.field_of(name) for entries in by_clause.values() for name in entries}
+    blind = {n: "add=" for n in top(clauses.add)} | {n: "delete=" for n in top(clauses.delete)}
+    blind |= {n: "append=" for n in top(clauses.append)}
+    blind |= {n: "prepend=" for n in top(clauses.prepend)}
     if instance is None:
-        blind |= {n: "if_not_exists=" for n in clauses.if_not_exists}
+        blind |= {n: "if_not_exists=" for n in top(clauses.if_not_exists)}
+    for clause, entries in by_clause.items():  # a path changes part of its field: the rest
+        for name in entries:  # of the new value is not known here
+            if name in clauses.paths:
+                blind.setdefault(clauses.paths[name].field, f"{clause}= of {name!r}")
     if spec.updated_field:
         touched.add(spec.updated_field)
         known[spec.updated_field] = ctx.now()
@@ -290,31 +386,35 @@ def _update_expression(
     new item needs, as one update expression on ``builder``."""
     update = UpdateExpression(builder)
     native = spec.native_limits  # fields that key a native index: DynamoDB refuses "" there
+    target = functools.partial(clauses.target, spec)
     for name, value in clauses.set_values.items():
-        wire = spec.encode_field(name, value)
-        attr = spec.attr_names[name]
+        wire = clauses.stored_form(spec, name, value)
         if wire is None:
-            update.remove(attr)
+            update.remove(target(name))
         else:
             if name in native:
                 spec.check_native_value(name, wire)
-            update.set(attr, wire)
+            update.set(target(name), wire)
     for name in clauses.remove:
-        update.remove(spec.attr_names[name])
+        update.remove(target(name))
     for name, value in clauses.if_not_exists.items():
-        wire = spec.encode_field(name, value)
+        wire = clauses.stored_form(spec, name, value)
         if wire is not None:
             if name in native:
                 spec.check_native_value(name, wire)
-            update.set_if_not_exists(spec.attr_names[name], wire)
+            update.set_if_not_exists(target(name), wire)
     for name, value in clauses.add.items():
-        update.add(spec.attr_names[name], _delta_wire(spec, name, value))
+        update.add(target(name), _delta_wire(spec, clauses, name, value))
     for name, value in clauses.delete.items():
-        update.delete(spec.attr_names[name], _delta_wire(spec, name, value))
+        update.delete(target(name), _delta_wire(spec, clauses, name, value))
     for name, value in clauses.append.items():
-        wire = spec.encode_field(name, list(value))
+        wire = clauses.stored_form(spec, name, list(value))
         if wire is not None:
-            update.append(spec.attr_names[name], wire)
+            update.append(target(name), wire)
+    for name, value in clauses.prepend.items():
+        wire = clauses.stored_form(spec, name, list(value))
+        if wire is not None:
+            update.prepend(target(name), wire)
     for attr, wire in index_set.items():
         update.set(attr, wire)
     for attr in index_remove:
@@ -411,21 +511,9 @@ def _guard_moves(
 
 
 def _field_kind(spec: EntitySpec, name: str) -> str:
-    """What ``add=``, ``delete=`` and ``append=`` may do to a field: its annotation (without
-    ``Optional`` and ``Annotated``) is a "set", a "list", a "number" or "other"."""
-    annotation = bare_annotation(spec.cls.model_fields[name].annotation)
-    origin = typing.get_origin(annotation)
-    if origin in (set, frozenset) or annotation in (set, frozenset):
-        return "set"
-    if origin in (list, tuple) or annotation in (list, tuple):
-        return "list"
-    if (
-        isinstance(annotation, type)
-        and issubclass(annotation, (int, float, Decimal))
-        and not issubclass(annotation, bool)
-    ):
-        return "number"
-    return "other"
+    """What ``add=``, ``delete=``, ``append=`` and ``prepend=`` may do to a field: a "set", a
+    "list", a "number" or "other" (:func:`.._document_paths.value_kind`)."""
+    return value_kind(spec.cls.model_fields[name].annotation)
 
 
 def _with_shards(
@@ -458,6 +546,12 @@ def _with_shards(
     return values
 
 
+def _coerced(spec: EntitySpec, clauses: _Clauses, name: str, value: Any) -> Any:
+    """A ``set=``/``if_not_exists=`` value converted to its field's (or path's) type."""
+    path = clauses.paths.get(name)
+    return _coerce_value(spec, name, value) if path is None else path.validate(value)
+
+
 def _coerce_value(spec: EntitySpec, name: str, value: Any) -> Any:
     if value is None:
         if spec.cls.model_fields[name].is_required() and not _is_optional(spec, name):
@@ -474,7 +568,18 @@ def _is_optional(spec: EntitySpec, name: str) -> bool:
     return type(None) in typing.get_args(annotation)
 
 
-def _delta_wire(spec: EntitySpec, name: str, value: Any) -> Wire:
+def _delta_wire(spec: EntitySpec, clauses: _Clauses, name: str, value: Any) -> Wire:
+    """What ``add=``/``delete=`` send: a number or a non-empty set (at a typed path, as the
+    path stores it)."""
+    path = clauses.paths.get(name)
+    if path is not None and path.kind != "any":
+        wire = path.stored_form(value) if value is not None else None
+        if wire is None:
+            raise InvalidRequestError(
+                f"{spec.name}.{name}: add= and delete= need a number or a non-empty set",
+                key=name,
+            )
+        return wire
     if isinstance(value, (set, frozenset, list, tuple)):
         if not value:
             raise InvalidRequestError(f"{spec.name}.{name}: an empty set changes nothing", key=name)

@@ -125,13 +125,23 @@ def acknowledgements(repository: type[Repository]) -> dict[str, Any]:
     return dict(raw)
 
 
-def _ack_matches(key: str, finding: Finding) -> bool:
+def _ack_closeness(key: str, finding: Finding) -> int | None:
+    """How closely acknowledgement ``key`` names ``finding``, or None when it does not: a
+    bare code is the loosest, a subject prefix (``A+B`` covers ``A+B.GSI1``) closer the longer
+    it is, the finding's own subject (as the listing shows it) the closest. A pair may be
+    written either way round (``B+A`` is ``A+B``)."""
     code, _, subject = key.partition(":")
     if code != finding.code:
-        return False
+        return None
     if not subject:
-        return True
-    return finding.subject == subject or finding.subject.startswith(subject + ".")
+        return 0
+    head, dot, rest = subject.partition(".")
+    subject = "+".join(sorted(head.split("+"))) + dot + rest
+    if finding.subject == subject:
+        return len(subject) + 1
+    if finding.subject.startswith(subject + "."):
+        return len(subject)
+    return None
 
 
 def apply_acknowledgements(findings: list[Finding], entries: Mapping[str, Any]) -> list[Finding]:
@@ -167,11 +177,13 @@ def apply_acknowledgements(findings: list[Finding], entries: Mapping[str, Any]) 
     used: set[str] = set()
     result = []
     for finding in findings:
-        for key, reason in valid.items():
-            if _ack_matches(key, finding):
-                finding = replace(finding, acknowledged=reason)
-                used.add(key)
-                break
+        # The closest acknowledgement wins: "A+B.GSI1" over "A+B" for the GSI1 finding.
+        closeness = {key: _ack_closeness(key, finding) for key in valid}
+        matching = [key for key, close in closeness.items() if close is not None]
+        if matching:
+            key = max(matching, key=lambda k: closeness[k] or 0)
+            finding = replace(finding, acknowledged=valid[key])
+            used.add(key)
         result.append(finding)
     for key in valid:
         if key not in used:
