@@ -122,7 +122,7 @@ def test_shard_declarations_are_checked() -> None:
         class NotShard(Repository, table=desk):
             by_state = query(Ticket, index="GSI1", scatter="opened_at")
 
-    with pytest.raises(ModelDefinitionError, match="not in the partition key"):
+    with pytest.raises(ModelDefinitionError, match="in the partition key or first in the sort key"):
 
         class OnTable(Repository, table=desk):
             tickets = query(Ticket, scatter="shard")

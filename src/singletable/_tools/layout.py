@@ -210,14 +210,13 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
     notes = []
     if scatter is not None:
         notes.append(
-            f"scatter over {scatter}: each call reads all {pattern.shards} shards "
-            f"({pattern.operation}) and merges them in key order"
+            f"scatter over {scatter}: each call reads all {len(pattern.fanout.axis.values)} "
+            f"values ({pattern.operation}) and merges them in key order"
         )
     if filter_values:
         notes.append("the filter is not evaluated: rows shown are what the key condition returns")
     view.note = "; ".join(notes)
-    # the merged order: the index's sort key, then (scatter) the table's key, as the pattern
-    order_attributes = getattr(pattern, "order_attributes", None) or [sk_attr]
+    # the merged order: the index's sort key (a scatter: what remains of it), then the table's key
     for number, values in enumerate(calls.values()):
         if number >= MAX_CALLS:
             view.more_calls = len(calls) - MAX_CALLS
@@ -225,7 +224,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
         try:
             kwargs = {**values, **filter_values}
             plans = (
-                pattern.shard_plans(ctx, kwargs)
+                pattern.fanout.plans(ctx, kwargs)
                 if scatter is not None
                 else [pattern.compile(ctx, kwargs)]
             )
@@ -234,23 +233,29 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
                 PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
             )
             continue
-        selected = []
-        for compiled in plans:
+        placed: list[tuple[tuple[Any, ...], int, Row]] = []
+        for number, compiled in enumerate(plans):
             pk_value = compiled.params["ExpressionAttributeValues"][":pk"]["S"]
             sort = compiled.sort
-            selected += [
-                r
-                for r in in_index
-                if r.key_text(pk_attr) == pk_value
-                and (sort is None or sk_attr is None or _within(r.key_text(sk_attr) or "", sort))
-            ]
-        selected.sort(
-            key=lambda r: (tuple(r.key(a) for a in order_attributes), r.number),
-            reverse=pattern.order == "desc",
-        )
+            for r in in_index:
+                if r.key_text(pk_attr) != pk_value:
+                    continue
+                if (
+                    sort is not None
+                    and sk_attr is not None
+                    and not _within(r.key_text(sk_attr) or "", sort)
+                ):
+                    continue
+                order = (
+                    pattern.fanout.axis.order_key(r.item, number)
+                    if scatter is not None
+                    else (r.key(sk_attr),)
+                )
+                placed.append((order, r.number, r))
+        placed.sort(key=lambda entry: entry[:2], reverse=pattern.order == "desc")
         returned: list[int] = []
         dropped: list[int] = []
-        for row in selected:
+        for _, _, row in placed:
             if keys_only:
                 mine = _parses_as(pattern.specs[0], row)
             else:
