@@ -59,7 +59,7 @@ def order(
         order_id=f"o{n:02d}",
         status=status,
         created_at=at,
-        region=region,  # type: ignore[arg-type]
+        region=region,
         opened_at=at if status is Status.OPEN else None,
     )
 
@@ -415,7 +415,7 @@ def test_scatter_declarations_are_checked() -> None:
 
     class Box(Entity, table=shelf, type="BOX"):
         box_id: str
-        size: Literal[tuple(f"s{n}" for n in range(101))]  # type: ignore[misc]
+        size: Literal[tuple(f"s{n}" for n in range(101))]  # type: ignore[valid-type]
         colour: str
         status: Status
         fragile: bool = False
@@ -506,7 +506,7 @@ class TenantScatter(Repository, table=native.tenants):
 def tenant_order(n: int, status: native.Status, minutes: int, region: str = "eu") -> native.Order:
     return native.Order(
         tenant_id="t1",
-        region=region,  # type: ignore[arg-type]
+        region=region,
         order_id=f"o{n:02d}",
         status=status,
         created_at=T0 + timedelta(minutes=minutes),
