@@ -17,26 +17,23 @@ pattern, the index and the filters.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
-
-from typing_extensions import Self
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._expressions import CompileContext, ExpressionBuilder, add_filter, conjunction
-from .._flows import Flow, Send, is_async
+from .._flows import Flow, Send
 from .._keys import CALL_KEYWORDS
 from .._paging import Page, binding_of
 from ..errors import InvalidRequestError, ModelDefinitionError
 from .base import (
-    AsyncRunner,
     Decoder,
     ExplainRow,
+    Paged,
     Pattern,
-    SyncRunner,
     check_table,
+    count_items,
     entity_spec,
     pattern_argument_error,
 )
-from .bound import AsyncBoundQuery, BoundQuery
 from .keyed import CompiledFilter, call_filter
 from .keywords import OPTIONS
 
@@ -60,7 +57,7 @@ class ScanPlan:
         self.limit = limit
 
 
-class ScanPattern(Pattern, Generic[T]):
+class ScanPattern(Pattern, Paged[T]):
     """``scan(E, index="Idx")``: pages of the entities in a sparse index, one Scan each."""
 
     operation = "Scan"
@@ -214,48 +211,13 @@ class ScanPattern(Pattern, Generic[T]):
             cursor = None if last is None else ctx.cursors.encode(last, plan.binding)
         return Page(entities, cursor, response.get("ConsumedCapacity"))
 
-    def first(self, ctx: PlanContext, kwargs: Mapping[str, Any], max_pages: int) -> Flow[T | None]:
-        """The first entity the Scan finds, paging past empty pages, at most ``max_pages``
-        Scans."""
-        kwargs = {"limit": 1, **kwargs}
-        for _ in range(max_pages):
-            page = yield from self.page(ctx, kwargs)
-            if page.items:
-                return page.items[0]
-            if page.cursor is None:
-                return None
-            kwargs = {**kwargs, "cursor": page.cursor}
-        return None
-
     def count(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[int]:
         """The number of live entities in the index (``Select=COUNT``, every page)."""
         kwargs = {k: v for k, v in kwargs.items() if k not in ("limit", "cursor")}
         params = self.compile(ctx, kwargs).params
-        params.pop("Limit", None)
-        params["Select"] = "COUNT"
         if self.spec.expires:
             add_filter(params, self.spec.ownership_filter(ctx.now_epoch()), "c")
-        total = 0
-        while True:
-            response = yield Send("Scan", dict(params), self.name)
-            total += int(response.get("Count", 0))
-            last = response.get("LastEvaluatedKey")
-            if last is None:
-                return total
-            params["ExclusiveStartKey"] = last
-
-    # -- binding --
-
-    @overload
-    def __get__(self, instance: None, owner: type) -> Self: ...
-    @overload
-    def __get__(self, instance: AsyncRunner, owner: type) -> AsyncBoundQuery[T]: ...
-    @overload
-    def __get__(self, instance: SyncRunner, owner: type) -> BoundQuery[T]: ...
-    def __get__(self, instance: Any, owner: type) -> Any:
-        if instance is None:
-            return self
-        return (AsyncBoundQuery if is_async(instance) else BoundQuery)(self, instance)
+        return (yield from count_items("Scan", params, self.name))
 
 
 __all__ = ["ScanPattern"]

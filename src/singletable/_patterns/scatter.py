@@ -43,25 +43,38 @@ def _bind_fanout(
     return Fanout(pattern, axis, max_concurrency)
 
 
-def _scatter_row(row: ExplainRow, operation: str, field: str) -> ExplainRow:
-    notes = ", ".join(n for n in (row.notes, f"scatter over {field}") if n)
-    return ExplainRow(
-        row.pattern,
-        operation,
-        row.index,
-        row.key_condition,
-        row.entity_types,
-        row.order,
-        filter=row.filter,
-        consistent=row.consistent,
-        notes=notes,
-    )
-
-
-class ScatterQueryPattern(QueryPattern[Any]):
-    """``query(E, index=..., scatter="field")``: one Query per value of the field, merged."""
+class Scattered(KeyedPattern):
+    """What a scatter query and a scatter collection share: the fan-out, its operation
+    (``Query x{n}``), its requests and its explain row."""
 
     fanout: Fanout
+
+    @property
+    def operation(self) -> str:  # type: ignore[override]
+        return f"Query x{len(self.fanout.axis.values)}"
+
+    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """A scatter pattern's requests: ``{"Queries": [one Query per value]}``."""
+        return {"Queries": [plan.params for plan in self.fanout.plans(ctx, kwargs)]}
+
+    def explain(self) -> ExplainRow:
+        row = super().explain()
+        notes = ", ".join(n for n in (row.notes, f"scatter over {self.fanout.axis.field}") if n)
+        return ExplainRow(
+            row.pattern,
+            self.operation,
+            row.index,
+            row.key_condition,
+            row.entity_types,
+            row.order,
+            filter=row.filter,
+            consistent=row.consistent,
+            notes=notes,
+        )
+
+
+class ScatterQueryPattern(Scattered, QueryPattern[Any]):
+    """``query(E, index=..., scatter="field")``: one Query per value of the field, merged."""
 
     def __init__(
         self, entity: type[Any], *, scatter: str, max_concurrency: int | None = None, **options: Any
@@ -69,10 +82,6 @@ class ScatterQueryPattern(QueryPattern[Any]):
         super().__init__(entity, **options)
         self.scatter = scatter
         self.max_concurrency = max_concurrency
-
-    @property
-    def operation(self) -> str:  # type: ignore[override]
-        return f"Query x{len(self.fanout.axis.values)}"
 
     def bind(self, repository: type, table: Table) -> None:
         super().bind(repository, table)
@@ -94,13 +103,6 @@ class ScatterQueryPattern(QueryPattern[Any]):
             text += f" [+ {keys.sk} on {', '.join(sk.fields[1:])}]"
         return text
 
-    def explain(self) -> ExplainRow:
-        return _scatter_row(super().explain(), self.operation, self.fanout.axis.field)
-
-    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """A scatter pattern's requests: ``{"Queries": [one Query per value]}``."""
-        return {"Queries": [plan.params for plan in self.fanout.plans(ctx, kwargs)]}
-
     def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Page[Any]]:
         """One merged page: a Query per value not yet exhausted, sent at once."""
         items, cursor, capacity = yield from self.fanout.page(ctx, kwargs)
@@ -111,11 +113,9 @@ class ScatterQueryPattern(QueryPattern[Any]):
         return (yield from self.fanout.count(ctx, kwargs, self.count_request))
 
 
-class ScatterCollectionPattern(CollectionPattern):
+class ScatterCollectionPattern(Scattered, CollectionPattern):
     """``collection(A, B, ..., index=..., scatter="field")``: one Query per value of the
     field, over the partitions the entity types share, merged."""
-
-    fanout: Fanout
 
     def __init__(
         self,
@@ -128,10 +128,6 @@ class ScatterCollectionPattern(CollectionPattern):
         super().__init__(*entities, index=index, order=order)
         self.scatter = scatter
         self.max_concurrency = max_concurrency
-
-    @property
-    def operation(self) -> str:  # type: ignore[override]
-        return f"Query x{len(self.fanout.axis.values)}"
 
     def bind(self, repository: type, table: Table) -> None:
         super().bind(repository, table)
@@ -168,13 +164,6 @@ class ScatterCollectionPattern(CollectionPattern):
         assert template is not None
         prefix = f"{template.placeholders[0].head}{{{self.scatter}}}{template.delimiter}"
         return f"{plan.keys.pk} = {plan.pk.text} AND begins_with({plan.keys.sk}, {prefix})"
-
-    def explain(self) -> ExplainRow:
-        return _scatter_row(super().explain(), self.operation, self.fanout.axis.field)
-
-    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """A scatter collection's requests: ``{"Queries": [one Query per value]}``."""
-        return {"Queries": [plan.params for plan in self.fanout.plans(ctx, kwargs)]}
 
     def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Collection]:
         """One merged page of the collection: a Query per value not yet exhausted."""
