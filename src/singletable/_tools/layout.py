@@ -295,10 +295,13 @@ def _evaluate(pattern: Pattern, ctx: PlanContext, rows: Sequence[Row]) -> Patter
 
     if isinstance(pattern, GetPattern):
         return _evaluate_get(pattern, ctx, rows)
-    if isinstance(pattern, _KeyedPattern):
+    if isinstance(pattern, _KeyedPattern) and not pattern.native:
         return _evaluate_keyed(pattern, ctx, rows)
     view = _view(pattern)
-    view.note = "not evaluated (not a get, query or collection pattern)"
+    if isinstance(pattern, _KeyedPattern):
+        view.note = "not evaluated (a native-key index: its keys are the items' own attributes)"
+    else:
+        view.note = "not evaluated (not a get, query or collection pattern)"
     return view
 
 
