@@ -12,7 +12,7 @@ import pytest
 from moto_fixtures import NOW, Clock, create_table
 from moto_fixtures.twins import AsyncClients, twin_repository
 
-from singletable import Entity, Repository
+from singletable import Entity, Projection, Repository
 from singletable._tools.demo import expected_operations as operations_of
 from singletable.lint import explain_markdown
 
@@ -80,7 +80,7 @@ def run_example_calls(
             result = getattr(repo, name)(**kwargs)
         if result is None:
             raise AssertionError(f"{name}({kwargs}) found nothing in the seed data")
-        items = [result] if isinstance(result, Entity) else list(result)
+        items = [result] if isinstance(result, (Entity, Projection)) else list(result)
         assert items, f"{name}({kwargs}) found nothing in the seed data"
         results[name] = items
     return results

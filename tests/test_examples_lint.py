@@ -16,6 +16,8 @@ EXAMPLES = [
     ("orders_workflow", "Workflow"),
     ("merchant", "Merchants"),
     ("counters", "PageViews"),
+    ("battle_royale", "BattleRoyale"),
+    ("order_entry", "OrderEntry"),
 ]
 
 

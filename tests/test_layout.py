@@ -432,6 +432,38 @@ def test_a_scatter_pattern_reads_every_shard_in_one_call(demo_layout: Layout) ->
     assert "Query x8 on GSI1" in render_html(demo_layout)
 
 
+def test_a_scatter_first_in_the_sort_key_merges_what_follows_it() -> None:
+    """customer_orders scatters over the status, first in GSI1's sort key: one call, its rows
+    merged by created_at whatever their status; scans are not evaluated (and do not stop the
+    view); a native scatter is evaluated (no order here is open, so none is in ByRegion)."""
+    from datetime import timedelta
+
+    from .scatter_models import Book, Order, Status
+
+    repo = Book(client=None)
+    t0 = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    statuses = [Status.SHIPPED, Status.OPEN, Status.PAID]
+    orders = [
+        Order(
+            customer_id="c1",
+            order_id=f"o{n}",
+            status=statuses[n % 3],
+            created_at=t0 + timedelta(minutes=n),
+            region="eu",
+        )
+        for n in range(6)
+    ]
+    layout = build_layout(Book, [repo.planner.create_op(o, None).params["Item"] for o in orders])
+    numbers = {row.item["order_id"]["S"]: row.number for row in layout.rows}
+    views = {v.name: v for v in layout.patterns}
+    (call,) = views["customer_orders"].calls
+    assert call.returned == [numbers[f"o{n}"] for n in range(6)]
+    assert "scatter over status" in views["customer_orders"].note
+    assert views["open_orders"].note.startswith("not evaluated")
+    assert views["open_everywhere"].calls == []
+    assert "no partition in these items" in views["open_everywhere"].note
+
+
 def test_an_edited_copy_of_the_seed_data_is_what_loads(tmp_path: Path) -> None:
     data = json.loads(demo_shop.DATA.read_text())
     data["products"].append(

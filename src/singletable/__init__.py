@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._keys import KeyTemplate
     from ._markers import CreatedAt, Shard, Unique, UpdatedAt, Version, shard_of
     from ._paging import Collection, KeyRef, Page
-    from ._patterns.declare import ExplainRow, collection, get, query
+    from ._patterns.declare import ExplainRow, collection, get, query, scan
     from ._patterns.propagate import PropagationReport, propagate
     from ._projection import Projection
     from ._repository import Repository
@@ -62,6 +62,7 @@ _EXPORTS: dict[str, str] = {
     "collection": "_patterns.declare",
     "get": "_patterns.declare",
     "query": "_patterns.declare",
+    "scan": "_patterns.declare",
     "PropagationReport": "_patterns.propagate",
     "propagate": "_patterns.propagate",
     "Repository": "_repository",
@@ -117,6 +118,7 @@ __all__ = [
     "propagate",
     "query",
     "render_sortable",
+    "scan",
     "shard_of",
     "transaction",
 ]

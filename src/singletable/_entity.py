@@ -128,6 +128,7 @@ def _compile(cls: type[Entity]) -> EntitySpec:
     facts = checks.read_fields(owner, table, cls.model_fields)
     marked = checks.marked_fields(owner, cls.model_fields, facts.markers)
     base, indexes = _key_specs(cls, owner, table, type_name)
+    checks.check_random_shards(owner, marked.shards, base)
     native = checks.native_indexes(owner, table, cls.model_fields, facts.attr_names, base)
     ttl_field = facts.ttl_field
     former_types = _former_types(cls, owner, table, type_name, marked.unique)

@@ -8,6 +8,7 @@ return; nothing here knows the spec.
 from __future__ import annotations
 
 import enum
+import random
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -104,19 +105,37 @@ def check_field_names(owner: str, table: Table, attr_names: Mapping[str, str]) -
 
 
 class ShardPlan:
-    """A ``Shard(n, of=...)`` field as writes derive it: ``value(of_value)``."""
+    """A ``Shard(n, of=...)`` field as writes derive it (``value(of_value)``), or a random
+    ``Shard(n)`` (``of`` None) as ``create``/``put``/``batch_put`` draw it (``draw()``)."""
 
     __slots__ = ("field", "n", "of", "render")
 
-    def __init__(self, field: str, n: int, of: str, render: Callable[[Any], str]) -> None:
+    def __init__(
+        self, field: str, n: int, of: str | None, render: Callable[[Any], str] | None
+    ) -> None:
         self.field = field
         self.n = n
         self.of = of
         self.render = render
 
+    @property
+    def random(self) -> bool:
+        """Whether the shard is drawn at random (no ``of`` field to derive it from)."""
+        return self.of is None
+
     def value(self, of_value: Any) -> int:
         """The shard of a value of field ``of`` (its canonical key rendering, hashed)."""
+        assert self.render is not None
         return shard_of(self.render(of_value), self.n)
+
+    def draw(self) -> int:
+        """A shard drawn uniformly at random (a random ``Shard(n)``)."""
+        return _RANDOM.randrange(self.n)
+
+
+# Random shards spread writes; they protect nothing, so the module's PRNG (seeded from the OS
+# at import) is enough, and cheaper than the secrets module.
+_RANDOM = random.Random()
 
 
 class MarkedFields:
@@ -168,8 +187,8 @@ def marked_fields(
 
 
 def shard_plan(owner: str, fields: Mapping[str, FieldInfo], name: str) -> ShardPlan:
-    """Checks of a ``Shard(n, of=...)`` field: an int field, 1 <= n <= 100, ``of`` another field
-    whose values render as key text."""
+    """Checks of a ``Shard(n, of=...)`` field: an int field, 1 <= n <= 100, ``of`` (when given)
+    another field whose values render as key text."""
     info = fields[name]
     (marker,) = [
         m for m in markers_in(info.annotation, list(info.metadata), name) if isinstance(m, Shard)
@@ -181,6 +200,8 @@ def shard_plan(owner: str, fields: Mapping[str, FieldInfo], name: str) -> ShardP
         raise ModelDefinitionError(
             f"{where}: {marker.label}: the number of shards must be an int from 1 to 100"
         )
+    if marker.of is None:
+        return ShardPlan(name, marker.n, None, None)
     if marker.of == name or marker.of not in fields:
         hint = did_you_mean(str(marker.of), (f for f in fields if f != name))
         raise ModelDefinitionError(
@@ -470,6 +491,18 @@ def check_shared_attributes(owner: str, base: IndexSpec, indexes: Mapping[str, I
                     f"{owner}.Keys.{label}: an index over the table's key attributes cannot be "
                     "sparse (every item has them); drop when="
                 )
+
+
+def check_random_shards(owner: str, shards: tuple[ShardPlan, ...], base: IndexSpec) -> None:
+    """A random ``Shard(n)`` cannot key the table: a get names an item by the fields it
+    knows, and nothing tells it which shard was drawn."""
+    for plan in shards:
+        if plan.random and plan.field in base.template_fields:
+            raise ModelDefinitionError(
+                f"{owner}.{plan.field}: Shard({plan.n}) without of= is drawn at random, so it "
+                "cannot be part of the table's key (a get could not know it); give it "
+                f'of="<an id field>" to derive it, or use it in an index key only'
+            )
 
 
 def computed_in_keys(cls: type[BaseModel], specs: list[IndexSpec]) -> tuple[str, ...]:

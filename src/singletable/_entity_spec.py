@@ -94,11 +94,26 @@ class EntitySpec:
     def name(self) -> str:
         return self.cls.__qualname__
 
+    @functools.cached_property
+    def hashed_shards(self) -> tuple[checks.ShardPlan, ...]:
+        """The ``Shard(n, of=...)`` fields: derived from ``of`` on every write."""
+        return tuple(plan for plan in self.shards if not plan.random)
+
+    @functools.cached_property
+    def random_shards(self) -> tuple[checks.ShardPlan, ...]:
+        """The random ``Shard(n)`` fields: drawn by create, put and batch_put, then kept."""
+        return tuple(plan for plan in self.shards if plan.random)
+
     def derived_shards(self, values: Any) -> dict[str, int]:
-        """The ``Shard()`` fields' values for an entity (or a mapping of field values) holding
-        each shard's ``of`` field: what every write stores, whatever the caller passed."""
+        """The ``Shard(n, of=...)`` fields' values for an entity (or a mapping of field values)
+        holding each shard's ``of`` field: what every write stores, whatever the caller
+        passed."""
         read = values.get if isinstance(values, Mapping) else lambda name: getattr(values, name)
-        return {plan.field: plan.value(read(plan.of)) for plan in self.shards}
+        return {plan.field: plan.value(read(plan.of)) for plan in self.hashed_shards}
+
+    def drawn_shards(self) -> dict[str, int]:
+        """A fresh draw of every random ``Shard(n)`` field."""
+        return {plan.field: plan.draw() for plan in self.random_shards}
 
     @functools.cached_property
     def type_tags(self) -> tuple[str, ...]:

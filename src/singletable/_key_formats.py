@@ -141,6 +141,23 @@ def key_type_of(annotation: Any, *, owner: str = "", field: str = "") -> FieldKe
 # -- canonical value renderers ----------------------------------------------------------------
 
 
+def finite_domain(annotation: Any) -> tuple[Any, ...] | None:
+    """Every value a key field of this annotation can hold, when that is a known, finite set:
+    an ``Enum``'s members or a ``Literal``'s values (``Optional`` stripped: a ``None`` field
+    holds no key); None for anything else (``bool`` included, which no key may hold)."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return finite_domain(typing.get_args(annotation)[0])
+    if origin in (Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return finite_domain(args[0]) if len(args) == 1 else None
+    if origin is Literal:
+        return tuple(dict.fromkeys(typing.get_args(annotation)))
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return tuple(annotation)
+    return None
+
+
 def canonical_decimal(value: Decimal | int) -> str:
     """Plain, normalised decimal text: equal numbers render alike (``1.50`` and ``1.5``)."""
     if isinstance(value, int):

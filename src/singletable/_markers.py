@@ -46,9 +46,12 @@ class Unique(Marker):
 class Shard(Marker, FrozenRecord):
     """Write sharding: ``shard: Annotated[int, Shard(8, of="order_id")] = 0``.
 
-    On every write the field is set to :func:`shard_of` the canonical key rendering of field
-    ``of``, modulo ``n`` (a value the caller passed is overwritten), so items spread over
-    ``n`` partitions when the field is part of an index's partition key; a
+    With ``of=``, every write sets the field to :func:`shard_of` the canonical key rendering
+    of field ``of``, modulo ``n`` (a value the caller passed is overwritten): a reader that
+    knows ``of`` can compute it. Without ``of=`` (``Shard(8)``), ``create``, ``put`` and
+    ``batch_put`` draw it uniformly at random from ``0..n-1`` and updates and ``move`` keep
+    it; such a shard cannot be part of the table's key (a get could not know it). Either way
+    items spread over ``n`` partitions when the field is in an index's partition key, and a
     ``query(..., scatter="shard")`` reads all ``n`` and merges them.
     """
 
@@ -56,15 +59,15 @@ class Shard(Marker, FrozenRecord):
     _fields = ("n", "of")
 
     n: int
-    of: str
+    of: str | None
 
-    def __init__(self, n: int, of: str) -> None:
+    def __init__(self, n: int, of: str | None = None) -> None:
         object.__setattr__(self, "n", n)
         object.__setattr__(self, "of", of)
 
     @property
     def label(self) -> str:
-        return f"Shard({self.n}, of={self.of!r})"
+        return f"Shard({self.n})" if self.of is None else f"Shard({self.n}, of={self.of!r})"
 
 
 def shard_of(text: str, n: int) -> int:

@@ -222,6 +222,10 @@ class BackfillPlan:
             return Decision("skip", key, item)
         try:
             entity = with_shards(spec, spec.from_item(item))
+            unset = [p.field for p in spec.random_shards if spec.attr_names[p.field] not in item]
+            if unset:  # a random Shard(n) added to the model: each item draws its own
+                drawn = spec.drawn_shards()
+                entity = entity.model_copy(update={f: drawn[f] for f in unset})
             wanted = spec.to_item(entity)
         except SingleTableError as exc:
             return Decision("failed", key, item, reason=f"{exc.code}: {exc.message}")

@@ -23,9 +23,10 @@ from .._projection import ProjectionPlan, is_projection
 from .._record import FrozenRecord
 from .._wire import ttl_passed
 from ..errors import ModelDefinitionError, PatternArgumentError
-from .bound import AsyncBoundDeclared, BoundDeclared
+from .bound import AsyncBoundDeclared, AsyncBoundQuery, BoundDeclared, BoundQuery
 
 if TYPE_CHECKING:
+    from .._paging import Page
     from .._table import Table
 
 T = TypeVar("T")
@@ -291,6 +292,67 @@ class Decoder:
             entities.append(decode(item))
             last_raw = item
         return entities, last_raw, False
+
+
+class Paged(Generic[T]):
+    """A pattern that reads pages of ``T`` (a query, a scatter, a sparse-index scan): its
+    ``.first()`` and its typed binding (``repo.p`` is a :class:`BoundQuery` /
+    :class:`AsyncBoundQuery`: call, ``.pages()``, ``.all()``, ``.first()``, ``.count()``)."""
+
+    name: str
+
+    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The exact request(s) of one page (no I/O)."""
+        raise NotImplementedError
+
+    def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> flows.Flow[Page[T]]:
+        """One page's flow."""
+        raise NotImplementedError
+
+    def count(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> flows.Flow[int]:
+        """The number of matching items (``Select=COUNT``, every page)."""
+        raise NotImplementedError
+
+    def first(
+        self, ctx: PlanContext, kwargs: Mapping[str, Any], max_pages: int
+    ) -> flows.Flow[T | None]:
+        """The first item, paging past empty pages (filters, expired items), at most
+        ``max_pages`` pages."""
+        kwargs = {"limit": 1, **kwargs}
+        for _ in range(max_pages):
+            found = yield from self.page(ctx, kwargs)
+            if found.items:
+                return found.items[0]
+            if found.cursor is None:
+                return None
+            kwargs = {**kwargs, "cursor": found.cursor}
+        return None
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, instance: AsyncRunner, owner: type) -> AsyncBoundQuery[T]: ...
+    @overload
+    def __get__(self, instance: SyncRunner, owner: type) -> BoundQuery[T]: ...
+    def __get__(self, instance: Any, owner: type) -> Any:
+        if instance is None:
+            return self
+        return (AsyncBoundQuery if is_async(instance) else BoundQuery)(self, instance)
+
+
+def count_items(operation: str, params: dict[str, Any], pattern: str) -> flows.Flow[int]:
+    """The matching items of a Query or Scan request (its filter decides which), counted with
+    ``Select=COUNT`` over every page."""
+    params.pop("Limit", None)
+    params["Select"] = "COUNT"
+    total = 0
+    while True:
+        response = yield flows.Send(operation, dict(params), pattern)
+        total += int(response.get("Count", 0))
+        last = response.get("LastEvaluatedKey")
+        if last is None:
+            return total
+        params["ExclusiveStartKey"] = last
 
 
 def pattern_argument_error(

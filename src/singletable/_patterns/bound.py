@@ -7,24 +7,38 @@ coroutine of it. ``.params(**kw)`` is the same pure request on both.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Iterator
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, Protocol, TypeVar
 
 from .._paging import Collection, Page
 
 if TYPE_CHECKING:
+    from .._context import PlanContext
+    from .._flows import Flow
     from .base import AsyncRunner, DeclaredPattern, SyncRunner
 
     # (used in the quoted base classes below, which linters do not read)
     from .collection import CollectionPattern  # noqa: F401
     from .get import GetPattern  # noqa: F401
-    from .query import OneQueryPattern, QueryPattern  # noqa: F401
+    from .query import OneQueryPattern  # noqa: F401
 
 E = TypeVar("E")  # what a get or one=True pattern returns (an entity or a projection)
 T = TypeVar("T")
 P = ParamSpec("P")
 R = TypeVar("R")
 PatternT = TypeVar("PatternT")
+
+
+class PagedPattern(Protocol[T]):
+    """A pattern that reads pages of ``T``: a query (one Query, or a scatter's Queries) or a
+    sparse-index scan (one Scan)."""
+
+    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]: ...
+    def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Page[T]]: ...
+    def first(
+        self, ctx: PlanContext, kwargs: Mapping[str, Any], max_pages: int
+    ) -> Flow[T | None]: ...
+    def count(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[int]: ...
 
 
 class Bound(Generic[PatternT]):
@@ -77,15 +91,16 @@ class AsyncBoundGet(AsyncBound["GetPattern[E]"], Generic[E]):
 # -- query ----------------------------------------------------------------------------------
 
 
-class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):
-    """A query pattern on a repository."""
+class BoundQuery(Bound["PagedPattern[T]"], Generic[T]):
+    """A query (or sparse-index scan) pattern on a repository."""
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
         return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Page[T]:
-        """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
+        """One page: the requests explain states (one Query; ``hydrate=True``: plus one
+        BatchGetItem; a scatter: one Query per value; a sparse-index scan: one Scan)."""
         return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     def pages(self, **kwargs: Any) -> Iterator[Page[T]]:
@@ -112,15 +127,16 @@ class BoundQuery(Bound["QueryPattern[T]"], Generic[T]):
         return self.repo.run(self.pattern.count(self.repo.context, kwargs))
 
 
-class AsyncBoundQuery(AsyncBound["QueryPattern[T]"], Generic[T]):
-    """A query pattern on an async repository."""
+class AsyncBoundQuery(AsyncBound["PagedPattern[T]"], Generic[T]):
+    """A query (or sparse-index scan) pattern on an async repository."""
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
         return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Page[T]]:
-        """One page: exactly one Query (``hydrate=True``: plus one BatchGetItem)."""
+        """One page: the requests explain states (one Query; ``hydrate=True``: plus one
+        BatchGetItem; a scatter: one Query per value; a sparse-index scan: one Scan)."""
         return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     async def pages(self, **kwargs: Any) -> AsyncIterator[Page[T]]:
@@ -175,14 +191,14 @@ class AsyncBoundOne(AsyncBound["OneQueryPattern[E]"], Generic[E]):
 
 
 class BoundCollection(Bound["CollectionPattern"]):
-    """A collection patter on a repository."""
+    """A collection pattern on a repository."""
 
     def params(self, **kwargs: Any) -> dict[str, Any]:
         """The exact Query request (no I/O)."""
         return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Collection:
-        """One page of the collection: exactly one Query."""
+        """One page of the collection: one Query (a scatter: one per value)."""
         return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     def pages(self, **kwargs: Any) -> Iterator[Collection]:
@@ -207,7 +223,7 @@ class AsyncBoundCollection(AsyncBound["CollectionPattern"]):
         return self.pattern.params(self.repo.context, kwargs)
 
     def __call__(self, **kwargs: Any) -> Coroutine[Any, Any, Collection]:
-        """One page of the collection: exactly one Query."""
+        """One page of the collection: one Query (a scatter: one per value)."""
         return self.repo.run(self.pattern.page(self.repo.context, kwargs))
 
     async def pages(self, **kwargs: Any) -> AsyncIterator[Collection]:

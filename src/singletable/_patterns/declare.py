@@ -1,10 +1,11 @@
-"""Access patterns: ``get``, ``query`` and ``collection``, declared on a repository.
+"""Access patterns: ``get``, ``query``, ``collection`` and ``scan``, declared on a repository.
 
 Each pattern is a descriptor. Declared on the class (or on a plain class mixed into the sync
 and the async repository), it is checked when the repository class is created; read from an
-instance, it is a bound pattern whose call sends exactly one request (``hydrate=True`` adds
-one BatchGetItem) and whose ``.params(**kw)`` returns that request without sending it. The
-machinery lives in :mod:`singletable._patterns`; this module is the public face.
+instance, it is a bound pattern whose call sends the requests ``explain()`` states (one
+request; ``hydrate=True`` adds one BatchGetItem; ``scatter=`` sends one Query per value) and
+whose ``.params(**kw)`` returns them without sending. The machinery lives in
+:mod:`singletable._patterns`; this module is the public face.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from .collection import CollectionPattern
 from .get import GetPattern
 from .keyed import Order
 from .query import OneQueryPattern, QueryPattern
-from .scatter import ScatterQueryPattern
+from .scan import ScanPattern
+from .scatter import ScatterCollectionPattern, ScatterQueryPattern
 
 __all__ = [
     "CollectionPattern",
@@ -33,9 +35,11 @@ __all__ = [
     "Pattern",
     "PlanContext",
     "QueryPattern",
+    "ScanPattern",
     "collection",
     "get",
     "query",
+    "scan",
 ]
 
 E = TypeVar("E", bound=Entity)
@@ -143,9 +147,10 @@ def query(
     ``order="desc"`` reads newest first; ``one=True`` returns ``E | None``; ``where=`` adds a
     server-side filter (``Param`` values become call keywords; calls may add their own
     ``where=``); ``keys_only``/``hydrate`` are for KEYS_ONLY/INCLUDE indexes; ``project=P``
-    reads only the fields of projection ``P`` and returns ``P`` instances; ``scatter="shard"``
-    names a ``Shard()`` field in the index's partition key: each page sends one Query per
-    shard at once (at most ``max_concurrency``) and merges them in sort-key order.
+    reads only the fields of projection ``P`` and returns ``P`` instances; ``scatter="field"``
+    names a ``Shard()`` field or an ``Enum``/``Literal`` field in the index's partition key or
+    first in its sort key: each page sends one Query per value at once (at most
+    ``max_concurrency``) and merges them in the order of the sort key that remains.
     """
     options = {
         "index": index,
@@ -176,7 +181,25 @@ def query(
 
 
 def collection(
-    *entities: type[Entity], index: str | None = None, order: Order = "asc"
+    *entities: type[Entity],
+    index: str | None = None,
+    order: Order = "asc",
+    scatter: str | None = None,
+    max_concurrency: int | None = None,
 ) -> CollectionPattern:
-    """One Query returning several entity types that share a partition."""
+    """One Query returning several entity types that share a partition; ``scatter="field"``
+    (as for :func:`query`) sends one Query per value of the field and merges them."""
+    if scatter is not None:
+        return ScatterCollectionPattern(
+            *entities, index=index, order=order, scatter=scatter, max_concurrency=max_concurrency
+        )
     return CollectionPattern(*entities, index=index, order=order)
+
+
+def scan(entity: type[E], *, index: str, where: Condition | None = None) -> ScanPattern[E]:
+    """A Scan of an index in which ``entity`` is sparse (an ``Index(..., when=...)`` entry, or
+    a native index keyed on an optional field): pages of the entities it holds, one Scan per
+    page, filtered on the entity's type tag (and ``where=``). A dense index is a
+    ``ModelDefinitionError``: reading all of it needs a query. The only Scan a repository can
+    declare."""
+    return ScanPattern(entity, index=index, where=where)

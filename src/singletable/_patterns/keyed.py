@@ -139,6 +139,41 @@ def within(value: str, sort: SortCondition) -> bool:
     return value <= values[0]
 
 
+def call_filter(
+    pattern: str,
+    where: Any,
+    encode: Callable[[str, Any], Any],
+    unprojected: Callable[[Condition], list[str]],
+    index: str | None,
+) -> CompiledFilter:
+    """A call's ``where=`` compiled under its own ``#w``/``:w`` placeholders: a condition of
+    values (no ``Param``) on attributes the index projects (``unprojected(where)`` lists those
+    it reads that the index does not)."""
+    if not isinstance(where, Condition):
+        raise InvalidRequestError(
+            f"{pattern}: where= takes a condition such as Attr('total').gte(10), not "
+            f"{type(where).__name__}",
+            key="where",
+        )
+    params = where.param_names()
+    if params:
+        raise InvalidRequestError(
+            f"{pattern}: a call's where= takes values, not Param({sorted(params)[0]!r}) "
+            "(Param is for filters declared on the pattern)",
+            key="where",
+        )
+    missing = unprojected(where)
+    if missing:
+        raise InvalidRequestError(
+            f"{pattern}: the filter reads {', '.join(missing)}, which index {index!r} does not "
+            "project",
+            key="where",
+        )
+    builder = ExpressionBuilder("w")
+    expression = where.compile(CompileContext(builder, encode))
+    return expression, builder.names, builder.values
+
+
 class KeyedPattern(Pattern):
     """Compiles ``PK = … [AND sort condition]`` requests from call keywords."""
 
@@ -151,6 +186,7 @@ class KeyedPattern(Pattern):
     table: Table
     decoder: Decoder
     projection: ProjectionPlan | None = None  # query(..., project=P) sets it before binding
+    scatter: str | None = None  # a scatter pattern's field: its values are the pattern's to read
 
     def _bind_common(self, table: Table, where: str) -> None:
         self.table = table
@@ -196,6 +232,8 @@ class KeyedPattern(Pattern):
         if isinstance(plan, NativeKeyPlan):
             params = tuple(sorted(self.filter_params))
             self.call_keywords = native_keys.native_keywords(plan, spec, params)
+            if self.scatter is not None:
+                self.call_keywords = self.call_keywords.without(self.scatter)
             return
         sk = plan.sk
         lookups: dict[str, tuple[str, str]] = {}
@@ -218,6 +256,8 @@ class KeyedPattern(Pattern):
             tuple(sorted(self.filter_params)),
             partition_text=f"partition key {plan.pk.text!r}",
         )
+        if self.scatter is not None:
+            self.call_keywords = self.call_keywords.without(self.scatter)
 
     @staticmethod
     def _is_number(spec: EntitySpec, field: str) -> bool:
@@ -236,6 +276,12 @@ class KeyedPattern(Pattern):
         pk_fields = keywords.partition
         for name in unknown:
             split = split_lookup(name)
+            if name == self.scatter or (split is not None and split[0] == self.scatter):
+                reasons[name] = (
+                    f"{self.scatter} is scattered: one call reads every value of it; declare a "
+                    "plain query for one value"
+                )
+                continue
             if split is None:
                 continue
             field, op = split
@@ -303,6 +349,11 @@ class KeyedPattern(Pattern):
 
     def compile(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> QueryPlan:
         """The Query request for call keywords (pure; no I/O)."""
+        return self.compile_call(ctx, self.split_call(kwargs))
+
+    def split_call(self, kwargs: Mapping[str, Any]) -> QueryCall:
+        """Call keywords checked and split (a ``pattern-argument`` error for an unknown one,
+        a missing partition field, or native sort attributes out of order)."""
         keywords = self.call_keywords
         if not keywords.known.issuperset(kwargs):  # no set built on the valid path
             raise self.argument_error(kwargs.keys() - keywords.known)
@@ -310,7 +361,7 @@ class KeyedPattern(Pattern):
             error = native_keys.argument_error(self.name, keywords, kwargs)
             if error is not None:
                 raise error
-        return self.compile_call(ctx, keywords.split(self.name, kwargs))
+        return keywords.split(self.name, kwargs)
 
     def compile_call(self, ctx: PlanContext, call: QueryCall) -> QueryPlan:
         """The Query for a split call (a scatter query compiles one per value of its field)."""
@@ -443,34 +494,13 @@ class KeyedPattern(Pattern):
         placeholders, ANDed with the declared filter); None without one."""
         if where is None:
             return None
-        if not isinstance(where, Condition):
-            raise InvalidRequestError(
-                f"{self.name}: where= takes a condition such as Attr('total').gte(10), not "
-                f"{type(where).__name__}",
-                key="where",
-            )
-        params = where.param_names()
-        if params:
-            raise InvalidRequestError(
-                f"{self.name}: a call's where= takes values, not Param({sorted(params)[0]!r}) "
-                "(Param is for filters declared on the pattern)",
-                key="where",
-            )
-        read_key = self._key_attribute_read(where)
-        if read_key is not None:
-            raise InvalidRequestError(
-                f"{self.name}: {self._key_filter_refusal(read_key)}", key=read_key
-            )
-        unprojected = self._unprojected(where)
-        if unprojected:
-            raise InvalidRequestError(
-                f"{self.name}: the filter reads {', '.join(unprojected)}, which index "
-                f"{self.index!r} does not project",
-                key="where",
-            )
-        builder = ExpressionBuilder("w")
-        expression = where.compile(CompileContext(builder, self._filter_encoder()))
-        return expression, builder.names, builder.values
+        if isinstance(where, Condition):
+            read_key = self._key_attribute_read(where)
+            if read_key is not None:
+                raise InvalidRequestError(
+                    f"{self.name}: {self._key_filter_refusal(read_key)}", key=read_key
+                )
+        return call_filter(self.name, where, self._filter_encoder(), self._unprojected, self.index)
 
     def _unprojected(self, where: Condition) -> list[str]:
         """The attributes a filter reads that the pattern's index does not project."""

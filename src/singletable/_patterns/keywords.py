@@ -54,18 +54,16 @@ class QueryCall(Record):
         self.limit = limit
         self.cursor = cursor
 
-    def one_query(self, partition: Mapping[str, Any]) -> QueryCall:
-        """This call as one of a scatter's Queries: more partition values, no cursor (the
-        scatter's cursor holds every Query's position)."""
-        return QueryCall(
-            {**self.pk, **partition},
-            self.sk,
-            self.lookup,
-            self.filter_values,
-            self.where,
-            self.limit,
-            None,
-        )
+    def one_query(self, field: str, value: Any, *, in_sort: bool) -> QueryCall:
+        """This call as one of a scatter's Queries: ``field`` (a partition field, or the first
+        sort field) given ``value``, and no cursor (the scatter's cursor holds every Query's
+        position)."""
+        pk, sk = self.pk, self.sk
+        if in_sort:
+            sk = {field: value, **sk}
+        else:
+            pk = {**pk, field: value}
+        return QueryCall(pk, sk, self.lookup, self.filter_values, self.where, self.limit, None)
 
 
 class CallKeywords(Record):

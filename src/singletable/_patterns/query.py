@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from typing import TYPE_CHECKING, Any, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -16,8 +16,17 @@ from .._item_key import key_identity
 from .._paging import KeyRef, Page
 from .._verbs.batch import batch_get_items
 from ..errors import KeyTemplateError, ModelDefinitionError, MultipleResultsError
-from .base import AsyncRunner, ExplainRow, SyncRunner, check_table, entity_spec, projection_of
-from .bound import AsyncBoundOne, AsyncBoundQuery, BoundOne, BoundQuery
+from .base import (
+    AsyncRunner,
+    ExplainRow,
+    Paged,
+    SyncRunner,
+    check_table,
+    count_items,
+    entity_spec,
+    projection_of,
+)
+from .bound import AsyncBoundOne, BoundOne
 from .keyed import KeyedPattern, Order, QueryPlan, key_plan
 
 if TYPE_CHECKING:
@@ -28,7 +37,7 @@ E = TypeVar("E")  # what a one=True pattern returns: the entity or a projection 
 T = TypeVar("T")
 
 
-class QueryPattern(KeyedPattern, Generic[T]):
+class QueryPattern(KeyedPattern, Paged[T]):
     """``query(E, ...)``: one Query over the entity's items in a partition (or index)."""
 
     def __init__(
@@ -191,18 +200,6 @@ class QueryPattern(KeyedPattern, Generic[T]):
             )
         return entities[0] if entities else None
 
-    def first(self, ctx: PlanContext, kwargs: Mapping[str, Any], max_pages: int) -> Flow[T | None]:
-        """The first item, paging past empty pages, at most ``max_pages`` Queries."""
-        kwargs = {"limit": 1, **kwargs}
-        for _ in range(max_pages):
-            page = yield from self.page(ctx, kwargs)
-            if page.items:
-                return page.items[0]
-            if page.cursor is None:
-                return None
-            kwargs = {**kwargs, "cursor": page.cursor}
-        return None
-
     def count(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[int]:
         """The number of matching live items of this entity (``Select=COUNT``, every page)."""
         kwargs = {k: v for k, v in kwargs.items() if k not in ("limit", "cursor")}
@@ -211,19 +208,10 @@ class QueryPattern(KeyedPattern, Generic[T]):
     def count_request(self, ctx: PlanContext, params: dict[str, Any]) -> Flow[int]:
         """Count with a compiled Query request: ``Select=COUNT``, the entity's live items only,
         every page."""
-        params.pop("Limit", None)
-        params["Select"] = "COUNT"
         if not (self.keys_only or self.hydrate):
             # Count only this entity's live items: ownership as a filter.
             add_filter(params, self.specs[0].ownership_filter(ctx.now_epoch()), "c")
-        total = 0
-        while True:
-            response = yield Send("Query", dict(params), self.name)
-            total += int(response.get("Count", 0))
-            last = response.get("LastEvaluatedKey")
-            if last is None:
-                return total
-            params["ExclusiveStartKey"] = last
+        return (yield from count_items("Query", params, self.name))
 
     def _key_refs(
         self, items: Sequence[Mapping[str, Any]], limit: int
@@ -266,19 +254,6 @@ class QueryPattern(KeyedPattern, Generic[T]):
             if item is not None and spec.owns(item, now):  # else deleted or expired meanwhile
                 entities.append(decode(item))
         return entities
-
-    # -- binding --
-
-    @overload
-    def __get__(self, instance: None, owner: type) -> Self: ...
-    @overload
-    def __get__(self, instance: AsyncRunner, owner: type) -> AsyncBoundQuery[T]: ...
-    @overload
-    def __get__(self, instance: SyncRunner, owner: type) -> BoundQuery[T]: ...
-    def __get__(self, instance: Any, owner: type) -> Any:
-        if instance is None:
-            return self
-        return (AsyncBoundQuery if is_async(instance) else BoundQuery)(self, instance)
 
 
 def _parse_primary(spec: EntitySpec, item: Mapping[str, Any]) -> dict[str, Any] | None:

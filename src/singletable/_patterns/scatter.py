@@ -1,90 +1,65 @@
-"""Scatter-gather reads of a sharded partition key: ``query(E, index=..., scatter="shard")``.
+"""Scatter patterns: ``query(E, index=..., scatter="field")`` and
+``collection(A, B, ..., index=..., scatter="field")``.
 
-An entity with ``shard: Annotated[int, Shard(8, of="order_id")]`` in an index's partition key
-spreads its writes over 8 partitions. A scatter query reads all of them, each Query at once
-(a ``Gather``), and merges them in the index's sort-key order (ties by the table's primary key,
-in the same direction).
-
-One page never emits an item out of order: a shard that has more items than it returned
-(``LastEvaluatedKey``) bounds what the others may emit (its *frontier*: nothing it has not read
-can sort before it). So a page holds the next items in merged order, at most ``limit``, maybe
-fewer. The cursor records every shard's position: its last emitted item, the point it has read
-past, or done; it is signed and bound like any cursor.
+The field is a ``Shard(n)`` field (hashed from ``of=`` or drawn at random) or one with a finite
+domain (``Enum``, ``Literal``), in the index's partition key or first in its sort key. A call
+sends one Query per value at once and merges them (:mod:`.fanout` holds the axis, the merge and
+the composite cursor; these classes bind it to a query or a collection).
 """
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .._flows import Flow, Gather, Send
-from .._paging import Page, binding_of
-from ..errors import InvalidCursor, ModelDefinitionError
+from .._flows import Flow
+from .._keys import SortCondition
+from .._paging import Collection, Page
+from ..errors import ModelDefinitionError
 from .base import ExplainRow
-from .keyed import QueryPlan
-from .native import comparable
+from .collection import CollectionPattern
+from .fanout import Fanout, scatter_axis, value_prefix_text
+from .keyed import KeyedPattern, KeyPlan, Order
+from .keywords import QueryCall
 from .query import QueryPattern
 
 if TYPE_CHECKING:
     from .._context import PlanContext
+    from .._entity import Entity
     from .._table import Table
 
-DONE = {"S": "done"}
+
+def _bind_fanout(
+    pattern: KeyedPattern, repository: type, max_concurrency: int | None, templates: list[Any]
+) -> Fanout:
+    """Check a scatter pattern's options and build its fan-out (after the pattern's own
+    binding)."""
+    where = f"{repository.__qualname__}.{pattern.name}"
+    if max_concurrency is not None and (type(max_concurrency) is not int or max_concurrency < 1):
+        raise ModelDefinitionError(f"{where}: max_concurrency must be a positive int")
+    assert pattern.scatter is not None
+    table_keys = sorted(pattern.table_key_attributes)
+    axis = scatter_axis(pattern.scatter, pattern.specs, pattern.plan, templates, table_keys, where)
+    return Fanout(pattern, axis, max_concurrency)
 
 
-class ScatterQueryPattern(QueryPattern[Any]):
-    """``query(E, index=..., scatter="shard")``: ``n`` Queries per page, merged."""
+class Scattered(KeyedPattern):
+    """What a scatter query and a scatter collection share: the fan-out, its operation
+    (``Query x{n}``), its requests and its explain row."""
 
-    def __init__(
-        self, entity: type[Any], *, scatter: str, max_concurrency: int | None = None, **options: Any
-    ) -> None:
-        super().__init__(entity, **options)
-        self.scatter = scatter
-        self.max_concurrency = max_concurrency
+    fanout: Fanout
 
     @property
     def operation(self) -> str:  # type: ignore[override]
-        return f"Query x{self.shards}"
+        return f"Query x{len(self.fanout.axis.values)}"
 
-    def bind(self, repository: type, table: Table) -> None:
-        super().bind(repository, table)
-        where = f"{repository.__qualname__}.{self.name}"
-        spec = self.specs[0]
-        plan = next((p for p in spec.shards if p.field == self.scatter), None)
-        if plan is None:
-            raise ModelDefinitionError(
-                f"{where}: scatter={self.scatter!r} must name a Shard() field of {spec.name}, "
-                f"e.g. {self.scatter}: Annotated[int, Shard(8, of=...)] = 0"
-            )
-        if self.scatter not in self.partition_fields():
-            raise ModelDefinitionError(
-                f"{where}: scatter={self.scatter!r} is not in the partition key of "
-                f"{self.index or 'the table'} ({self.key_condition_text()!r}); put "
-                f"{{{self.scatter}}} in that template (or the field in the native index's pk)"
-            )
-        if self.one_only or self.keys_only or self.hydrate:
-            raise ModelDefinitionError(
-                f"{where}: scatter= returns pages of entities; drop one=/keys_only=/hydrate="
-            )
-        if self.max_concurrency is not None and (
-            type(self.max_concurrency) is not int or self.max_concurrency < 1
-        ):
-            raise ModelDefinitionError(f"{where}: max_concurrency must be a positive int")
-        self.shards = plan.n
-        keys = self.plan.keys
-        table_keys = [a for a in (table.pk, table.sk) if a]
-        self.order_attributes = list(dict.fromkeys((*keys.sk_attributes, *table_keys)))
-        self.position_attributes = frozenset(self.plan.cursor_attributes | set(table_keys))
-
-    def _plan_keywords(self) -> None:
-        super()._plan_keywords()
-        # The shard is the scatter's to choose: passing it is not a call keyword.
-        self.call_keywords = self.call_keywords.without(self.scatter)
+    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """A scatter pattern's requests: ``{"Queries": [one Query per value]}``."""
+        return {"Queries": [plan.params for plan in self.fanout.plans(ctx, kwargs)]}
 
     def explain(self) -> ExplainRow:
         row = super().explain()
-        notes = ", ".join(n for n in (row.notes, f"scatter over {self.scatter}") if n)
+        notes = ", ".join(n for n in (row.notes, f"scatter over {self.fanout.axis.field}") if n)
         return ExplainRow(
             row.pattern,
             self.operation,
@@ -97,144 +72,100 @@ class ScatterQueryPattern(QueryPattern[Any]):
             notes=notes,
         )
 
-    # -- plans --
 
-    def shard_plans(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> list[QueryPlan]:
-        """One Query per shard (no start keys), for call keywords without the cursor."""
-        keywords = self.call_keywords
-        if not keywords.known.issuperset(kwargs):
-            raise self.argument_error(kwargs.keys() - keywords.known)
-        call = keywords.split(self.name, kwargs)
-        return [
-            self.compile_call(ctx, call.one_query({self.scatter: s})) for s in range(self.shards)
-        ]
+class ScatterQueryPattern(Scattered, QueryPattern[Any]):
+    """``query(E, index=..., scatter="field")``: one Query per value of the field, merged."""
 
-    def params(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """A scatter pattern's requests: ``{"Queries": [one Query per shard]}``."""
-        return {"Queries": [plan.params for plan in self.shard_plans(ctx, kwargs)]}
+    def __init__(
+        self, entity: type[Any], *, scatter: str, max_concurrency: int | None = None, **options: Any
+    ) -> None:
+        super().__init__(entity, **options)
+        self.scatter = scatter
+        self.max_concurrency = max_concurrency
+
+    def bind(self, repository: type, table: Table) -> None:
+        super().bind(repository, table)
+        if self.one_only or self.keys_only or self.hydrate:
+            raise ModelDefinitionError(
+                f"{repository.__qualname__}.{self.name}: scatter= returns pages of entities; "
+                "drop one=/keys_only=/hydrate="
+            )
+        templates = [self.plan.sk if isinstance(self.plan, KeyPlan) else None]
+        self.fanout = _bind_fanout(self, repository, self.max_concurrency, templates)
+
+    def key_condition_text(self) -> str:
+        plan = self.plan
+        if not self.fanout.axis.in_sort or not isinstance(plan, KeyPlan) or plan.sk is None:
+            return super().key_condition_text()
+        keys, sk = plan.keys, plan.sk
+        text = f"{keys.pk} = {plan.pk.text} AND begins_with({keys.sk}, {value_prefix_text(sk)})"
+        if len(sk.fields) > 1:
+            text += f" [+ {keys.sk} on {', '.join(sk.fields[1:])}]"
+        return text
 
     def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Page[Any]]:
-        """One merged page: a Query per shard not yet exhausted, sent at once."""
-        plans = self.shard_plans(ctx, kwargs)
-        binding = binding_of(*(plan.binding_parts for plan in plans))
-        positions = self._positions(ctx, kwargs.get("cursor"), binding, plans)
-        live = [s for s in range(self.shards) if positions[s] is not DONE]
-        sends = []
-        for s in live:
-            params = dict(plans[s].params)
-            if positions[s] is not None:
-                params["ExclusiveStartKey"] = positions[s]
-            sends.append(Send("Query", params, self.name))
-        concurrency = self.max_concurrency or self.shards
-        responses = yield Gather(tuple(sends), concurrency)
-        limit = plans[0].limit
-        read = {s: response for s, response in zip(live, responses)}
-        items, new_positions = self._merge(ctx, read, positions, limit)
-        if all(p is DONE for p in new_positions):
-            return Page(items, None)
-        return Page(items, self._encode(ctx, new_positions, binding))
+        """One merged page: a Query per value not yet exhausted, sent at once."""
+        items, cursor, capacity = yield from self.fanout.page(ctx, kwargs)
+        return Page(items, cursor, capacity)
 
     def count(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[int]:
-        """The number of matching live items over every shard."""
-        kwargs = {k: v for k, v in kwargs.items() if k not in ("limit", "cursor")}
-        total = 0
-        for plan in self.shard_plans(ctx, kwargs):
-            total += yield from self.count_request(ctx, plan.params)
-        return total
+        """The number of matching live items over every value (``Select=COUNT``)."""
+        return (yield from self.fanout.count(ctx, kwargs, self.count_request))
 
-    # -- merging --
 
-    def _order_key(self, item: Mapping[str, Any]) -> tuple[Any, ...]:
-        """Where an item sorts: its sort attributes (numbers by value on a native index), then
-        the table key."""
-        return tuple(comparable(item[a]) for a in self.order_attributes)
+class ScatterCollectionPattern(Scattered, CollectionPattern):
+    """``collection(A, B, ..., index=..., scatter="field")``: one Query per value of the
+    field, over the partitions the entity types share, merged."""
 
-    def _merge(
+    def __init__(
         self,
-        ctx: PlanContext,
-        read: Mapping[int, Mapping[str, Any]],
-        positions: list[Any],
-        limit: int,
-    ) -> tuple[list[Any], list[Any]]:
-        """The page's items and every shard's new position.
+        *entities: type[Entity],
+        index: str | None = None,
+        order: Order = "asc",
+        scatter: str,
+        max_concurrency: int | None = None,
+    ) -> None:
+        super().__init__(*entities, index=index, order=order)
+        self.scatter = scatter
+        self.max_concurrency = max_concurrency
 
-        Items are eligible up to the frontier (the nearest point any shard with more items
-        has read to); the first ``limit`` eligible ones in merged order are the page.
-        """
-        descending = self.order == "desc"
-        frontier: tuple[Any, ...] | None = None
-        found: dict[int, list[tuple[Mapping[str, Any], Any]]] = {}
-        for s, response in read.items():
-            found[s] = self.decoder.pairs(response.get("Items", ()), ctx)
-            last = response.get("LastEvaluatedKey")
-            if last is not None:
-                point = self._order_key(last)
-                if frontier is None or (point > frontier if descending else point < frontier):
-                    frontier = point
+    def bind(self, repository: type, table: Table) -> None:
+        super().bind(repository, table)
+        templates = [p.sk if isinstance(p, KeyPlan) else None for p in self.sk_plans]
+        self.fanout = _bind_fanout(self, repository, self.max_concurrency, templates)
+        if not self.fanout.axis.in_sort or not isinstance(self.plan, KeyPlan):
+            return
+        for template in templates:
+            if template is not None and len(template.fields) == 1 and not template.tail:
+                raise ModelDefinitionError(
+                    f"{repository.__qualname__}.{self.name}: scatter={self.scatter!r} ends sort "
+                    f"key {template.text!r}; in a collection every sort key must go on after it "
+                    f"({template.text}#...), so one prefix per value selects every type's items"
+                )
 
-        def eligible(raw: Mapping[str, Any]) -> bool:
-            if frontier is None:
-                return True
-            point = self._order_key(raw)
-            return point >= frontier if descending else point <= frontier
+    def key_condition(self, call: QueryCall) -> tuple[str, SortCondition | None]:
+        """The partition, and on a sort-key scatter the prefix of the call's value: the
+        templates' common head, the value's segment and the delimiter."""
+        pk_text, sort = super().key_condition(call)
+        axis = self.fanout.axis
+        if axis.in_sort:
+            template = self.sk_plans[0].sk  # type: ignore[union-attr]
+            assert template is not None
+            head = template.placeholders[0].head
+            value = template.render_value(axis.field, call.sk[axis.field])
+            sort = SortCondition("begins_with", (head + value + template.delimiter,))
+        return pk_text, sort
 
-        streams = [
-            [(self._order_key(raw), s, raw, result) for raw, result in found[s] if eligible(raw)]
-            for s in found
-        ]
-        merged = heapq.merge(*streams, key=lambda entry: entry[0], reverse=descending)
-        taken: list[tuple[tuple[Any, ...], int, Mapping[str, Any], Any]] = []
-        for entry in merged:
-            if len(taken) == limit:
-                break
-            taken.append(entry)
-        new_positions = list(positions)
-        last_taken: dict[int, Mapping[str, Any]] = {}
-        count: dict[int, int] = {}
-        for _, s, raw, _ in taken:
-            last_taken[s] = raw
-            count[s] = count.get(s, 0) + 1
-        for s, response in read.items():
-            more = response.get("LastEvaluatedKey")
-            all_taken = count.get(s, 0) == len(found[s])
-            if all_taken:
-                new_positions[s] = DONE if more is None else more
-            elif s in last_taken:
-                new_positions[s] = {a: last_taken[s][a] for a in self.position_attributes}
-        return [result for _, _, _, result in taken], new_positions
+    def key_condition_text(self) -> str:
+        plan = self.plan
+        if not self.fanout.axis.in_sort or not isinstance(plan, KeyPlan):
+            return super().key_condition_text()
+        template = self.sk_plans[0].sk  # type: ignore[union-attr]
+        assert template is not None
+        prefix = f"{template.placeholders[0].head}{{{self.scatter}}}{template.delimiter}"
+        return f"{plan.keys.pk} = {plan.pk.text} AND begins_with({plan.keys.sk}, {prefix})"
 
-    # -- the composite cursor --
-
-    def _encode(self, ctx: PlanContext, positions: Sequence[Any], binding: str) -> str:
-        flat: dict[str, Any] = {}
-        for s, position in enumerate(positions):
-            if position is DONE:
-                flat[f"{s}/"] = DONE
-            elif position is not None:
-                for attr, value in position.items():
-                    flat[f"{s}/{attr}"] = value
-        return ctx.cursors.encode(flat, binding)
-
-    def _positions(
-        self, ctx: PlanContext, cursor: Any, binding: str, plans: Sequence[QueryPlan]
-    ) -> list[Any]:
-        """Every shard's position from a composite cursor (None: from the start)."""
-        positions: list[Any] = [None] * self.shards
-        if cursor is None:
-            return positions
-        flat = ctx.cursors.decode(cursor, binding, None)
-        grouped: dict[int, dict[str, Any]] = {}
-        for name, value in flat.items():
-            shard, _, attr = name.partition("/")
-            if not shard.isdigit() or int(shard) >= self.shards:
-                raise InvalidCursor("the cursor is not a cursor of this scatter query")
-            grouped.setdefault(int(shard), {})[attr] = value
-        for s, key in grouped.items():
-            if key == {"": DONE}:
-                positions[s] = DONE
-                continue
-            if frozenset(key) != self.position_attributes:
-                raise InvalidCursor("the cursor does not hold this index's key attributes")
-            plans[s].check_start(key)
-            positions[s] = key
-        return positions
+    def page(self, ctx: PlanContext, kwargs: Mapping[str, Any]) -> Flow[Collection]:
+        """One merged page of the collection: a Query per value not yet exhausted."""
+        items, cursor, capacity = yield from self.fanout.page(ctx, kwargs)
+        return Collection(items, cursor, capacity)

@@ -207,14 +207,13 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
     notes = []
     if scatter is not None:
         notes.append(
-            f"scatter over {scatter}: each call reads all {pattern.shards} shards "
-            f"({pattern.operation}) and merges them in key order"
+            f"scatter over {scatter}: each call reads all {len(pattern.fanout.axis.values)} "
+            f"values ({pattern.operation}) and merges them in key order"
         )
     if filter_values:
         notes.append("the filter is not evaluated: rows shown are what the key condition returns")
     view.note = "; ".join(notes)
-    # the merged order: the index's sort key, then (scatter) the table's key, as the pattern
-    order_attributes = getattr(pattern, "order_attributes", None) or keys.sk_attributes
+    # the merged order: the index's sort key (a scatter: what remains of it), then the table's key
     for number, values in enumerate(calls.values()):
         if number >= MAX_CALLS:
             view.more_calls = len(calls) - MAX_CALLS
@@ -222,7 +221,7 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
         try:
             kwargs = {**values, **filter_values}
             plans = (
-                pattern.shard_plans(ctx, kwargs)
+                pattern.fanout.plans(ctx, kwargs)
                 if scatter is not None
                 else [pattern.compile(ctx, kwargs)]
             )
@@ -231,14 +230,21 @@ def _evaluate_keyed(pattern: Any, ctx: PlanContext, rows: Sequence[Row]) -> Patt
                 PatternCall(_call_label(pattern.name, values), [], [], f"not compiled: {exc}")
             )
             continue
-        selected = [r for compiled in plans for r in in_index if compiled.contains(r.item)]
-        selected.sort(
-            key=lambda r: (tuple(r.key(a) for a in order_attributes), r.number),
-            reverse=pattern.order == "desc",
-        )
+        placed: list[tuple[tuple[Any, ...], int, Row]] = []
+        for value, compiled in enumerate(plans):
+            for r in in_index:
+                if not compiled.contains(r.item):
+                    continue
+                order = (
+                    pattern.fanout.axis.order_key(r.item, value)
+                    if scatter is not None
+                    else tuple(r.key(a) for a in keys.sk_attributes)
+                )
+                placed.append((order, r.number, r))
+        placed.sort(key=lambda entry: entry[:2], reverse=pattern.order == "desc")
         returned: list[int] = []
         dropped: list[int] = []
-        for row in selected:
+        for _, _, row in placed:
             if keys_only:
                 mine = _parses_as(pattern.specs[0], row)
             else:

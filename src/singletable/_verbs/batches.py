@@ -14,7 +14,7 @@ from .._paging import KeyRef
 from .._projection import is_projection
 from ..errors import InvalidRequestError
 from .batch import batch_get_items, batch_write
-from .ops import live_entity, stamped
+from .ops import drawn, live_entity, stamped
 
 if TYPE_CHECKING:
     from .planner import WritePlanner
@@ -116,7 +116,7 @@ def batch_put(planner: WritePlanner, entities: Iterable[Any], unsafe: bool) -> F
     for entity in entities:
         spec = planner.spec(entity)
         refuse_unsafe(spec, unsafe, "batch_put")
-        ready = stamped(spec, entity, ctx, creating=False)
+        ready = stamped(spec, drawn(spec, entity), ctx, creating=False)
         item = spec.to_item(ready)
         identity = key_identity(item, key_attrs)
         if identity in seen:

@@ -185,9 +185,9 @@ def validated(spec: EntitySpec, values: Mapping[str, Any]) -> Any:
 
 
 def with_shards(spec: EntitySpec, entity: Any) -> Any:
-    """``entity`` with its ``Shard()`` fields derived from their ``of`` fields (what every
-    write stores, whatever the caller passed)."""
-    if not spec.shards:
+    """``entity`` with its ``Shard(n, of=...)`` fields derived from their ``of`` fields (what
+    every write stores, whatever the caller passed)."""
+    if not spec.hashed_shards:
         return entity
     derived = spec.derived_shards(entity)
     if all(getattr(entity, name) == value for name, value in derived.items()):
@@ -195,11 +195,19 @@ def with_shards(spec: EntitySpec, entity: Any) -> Any:
     return entity.model_copy(update=derived)
 
 
+def drawn(spec: EntitySpec, entity: Any) -> Any:
+    """``entity`` with a fresh random draw of its ``Shard(n)`` fields: what ``create``,
+    ``put`` and ``batch_put`` store (updates and ``move`` keep the drawn value)."""
+    if not spec.random_shards:
+        return entity
+    return entity.model_copy(update=spec.drawn_shards())
+
+
 def stamped(
     spec: EntitySpec, entity: Any, ctx: WriteContext, *, creating: bool, bump: bool = True
 ) -> Any:
     """The entity as a put/create stores it: version + 1, timestamps set, shards derived."""
-    changes: dict[str, Any] = spec.derived_shards(entity) if spec.shards else {}
+    changes: dict[str, Any] = spec.derived_shards(entity) if spec.hashed_shards else {}
     if spec.version_field and bump:
         changes[spec.version_field] = getattr(entity, spec.version_field) + 1
     if spec.created_field and (creating or getattr(entity, spec.created_field) is None):

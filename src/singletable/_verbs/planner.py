@@ -31,6 +31,7 @@ from .guards import guard_delete, guard_put
 from .ops import (
     WriteOp,
     compile_condition_check,
+    drawn,
     exists_check,
     live_entity,
     stamped,
@@ -112,13 +113,18 @@ class WritePlanner:
 
     # -- ops --
 
+    def drawn(self, entity: Any) -> Any:
+        """``entity`` with its random ``Shard(n)`` fields drawn afresh (create, put and
+        batch_put draw once per write; updates and move keep the value)."""
+        return drawn(self.spec(entity), entity)
+
     def create_op(self, entity: Any, condition: Condition | None) -> WriteOp:
         spec = self.spec(entity)
-        return compile_create(spec, entity, self.write_context(), condition)
+        return compile_create(spec, drawn(spec, entity), self.write_context(), condition)
 
     def put_op(self, entity: Any, condition: Condition | None) -> Flow[WriteOp]:
-        """The put of ``entity``; with ``Unique()`` fields, after reading what is stored so
-        the guards can move."""
+        """The put of ``entity`` (its random shards already drawn: see :meth:`drawn`); with
+        ``Unique()`` fields, after reading what is stored so the guards can move."""
         spec = self.spec(entity)
         ctx = self.write_context()
         if spec.unique_fields:
@@ -378,7 +384,7 @@ class WritePlanner:
         return op.result
 
     def put(self, entity: Any, condition: Condition | None) -> Flow[Any]:
-        op = yield from self.put_op(entity, condition)
+        op = yield from self.put_op(self.drawn(entity), condition)
         yield from self.send(op, "put")
         return op.result
 

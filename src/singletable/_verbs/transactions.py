@@ -58,6 +58,7 @@ class Transaction:
 
     def put(self, entity: E, *, condition: Condition | None = None) -> E:
         """Overwrite ``entity`` (version-checked); returns it as it will be stored."""
+        entity = self.planner.drawn(entity)  # once: the op and the returned entity agree
         started = self._add_started(self.planner.put_op(entity, condition))
         if started.ready:
             return started.value.result  # type: ignore[no-any-return,union-attr]

@@ -291,7 +291,7 @@ def _coerce_clauses(
     field types' (``Shard()`` fields derived), and validate every value at a document path
     against its type; a keyword upsert must give every required field."""
     clauses.set_values = {n: _coerced(spec, clauses, n, v) for n, v in clauses.set_values.items()}
-    if spec.shards:
+    if spec.hashed_shards:
         clauses.set_values = _with_shards(spec, coerced_keys, clauses.set_values, instance, upsert)
     clauses.if_not_exists = {
         n: _coerced(spec, clauses, n, v) for n, v in clauses.if_not_exists.items()
@@ -523,24 +523,27 @@ def _with_shards(
     instance: Any,
     upsert: bool,
 ) -> dict[str, Any]:
-    """``set_values`` with each ``Shard()`` field derived from its ``of`` field whenever the
-    update sets either (a value passed for the shard is overwritten) or creates the item
-    (``upsert``); refused, naming ``of``, when the update does not know ``of``."""
+    """``set=`` values with each ``Shard(n, of=...)`` field derived from its ``of`` field
+    whenever the update sets either (a value passed for the shard is overwritten) or creates
+    the item (``upsert``); refused, naming ``of``, when the update does not know ``of``. A
+    random ``Shard(n)`` is kept (an update never draws again; ``set=`` moves it like any
+    field; an upsert whose index keys need it must give it, as for any key field)."""
     values = dict(set_values)
-    for plan in spec.shards:
-        if not (upsert or plan.of in values or plan.field in values):
+    for plan in spec.hashed_shards:
+        of = typing.cast(str, plan.of)
+        if not (upsert or of in values or plan.field in values):
             continue
-        if plan.of in values:
-            of_value = values[plan.of]
-        elif plan.of in keys:
-            of_value = keys[plan.of]
+        if of in values:
+            of_value = values[of]
+        elif of in keys:
+            of_value = keys[of]
         elif instance is not None:
-            of_value = getattr(instance, plan.of)
+            of_value = getattr(instance, of)
         else:
             raise KeyTemplateError(
-                f"{spec.name}.{plan.field} is derived from {plan.of} (Shard); pass {plan.of} in "
-                "set=, or update the entity instance",
-                key=plan.of,
+                f"{spec.name}.{plan.field} is derived from {of} (Shard); pass {of} in set=, or "
+                "update the entity instance",
+                key=of,
             )
         values[plan.field] = plan.value(of_value)
     return values

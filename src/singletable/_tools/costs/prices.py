@@ -94,7 +94,8 @@ def read_cost(pattern: Any, sizes: Sizes, limit: int = DEFAULT_LIMIT) -> float:
     if getattr(read, "hydrate", False):
         full = max(sizes.size(spec) for spec in specs)
         cost += units.batch_read_units([full] * limit, consistent=False)
-    return cost * int(getattr(read, "shards", 1) if hasattr(read, "scatter") else 1)
+    fanout = getattr(read, "fanout", None)  # a scatter: one such Query per value
+    return cost * (len(fanout.axis.values) if fanout is not None else 1)
 
 
 def _entry_size(item: Mapping[str, Wire], table: Table, keys: Any) -> int:

@@ -10,7 +10,9 @@ fail ``singletable lint``.
 Rules (code, severity, subject):
 
 ==========================  ========  ==========================================================
-``scan``                    error     pattern: anything that would be sent as a Scan
+``scan``                    error     pattern: anything that would be sent as a Scan (a
+                                      declared ``scan(E, index=...)`` of a sparse index is
+                                      listed as ``info``: it reads what the index holds)
 ``key-collision``           error     ``A+B`` or ``A+B.INDEX``: two entity types whose keys on
                                       one index can render equal strings (the same item)
 ``unsortable-sort-key``     error     ``Entity`` or ``Entity.INDEX``: a sort-key segment that

@@ -42,12 +42,27 @@ MAX_GSIS = 5
 
 
 def _rule_scan(model: _Model) -> Iterable[Finding]:
+    from ..._patterns.scan import ScanPattern
+
     allowed = {"GetItem", "Query", "Query+BatchGetItem", "Query+UpdateItem"}
     for name, pattern in model.patterns.items():
-        operation = pattern.explain().operation
+        row = pattern.explain()
+        operation = row.operation
+        if isinstance(getattr(pattern, "pattern", pattern), ScanPattern):
+            yield Finding(
+                "scan",
+                "info",
+                name,
+                f"pattern {name} scans sparse index {row.index} for "
+                f"{', '.join(row.entity_types)}: each page is one Scan of what the index holds "
+                "(every item of it is read and billed, in no key order)",
+                "keep the index small (only the items the pattern wants are in it); read it "
+                "with a query when the caller knows a partition key",
+            )
+            continue
         keyed = getattr(pattern, "plan", None) is not None or operation == "GetItem"
         if getattr(pattern, "scatter", None) is not None:
-            operation = "Query"  # "Query xN": one keyed Query per shard
+            operation = "Query"  # "Query xN": one keyed Query per value
         if operation in allowed and keyed:
             continue
         yield new_finding(
