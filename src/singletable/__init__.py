@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._backfill.items import BackfillFailure, BackfillReport
+    from ._conditions import ConditionFn, Operators
     from ._entity import Entity
     from ._executor import CallInfo, RetryPolicy
     from ._expressions import Attr, Condition, Param
@@ -45,6 +46,8 @@ _EXPORTS: dict[str, str] = {
     "CallInfo": "_executor",
     "RetryPolicy": "_executor",
     "Attr": "_expressions",
+    "ConditionFn": "_conditions",
+    "Operators": "_conditions",
     "Condition": "_expressions",
     "Param": "_expressions",
     "CreatedAt": "_markers",
@@ -87,6 +90,7 @@ __all__ = [
     "CancellationReason",
     "Collection",
     "Condition",
+    "ConditionFn",
     "CreatedAt",
     "DatetimeFormat",
     "Entity",
@@ -94,6 +98,7 @@ __all__ = [
     "Index",
     "KeyRef",
     "KeyTemplate",
+    "Operators",
     "Page",
     "Param",
     "Projection",

@@ -137,7 +137,10 @@ class CompileContext:
             value = self.params[value.name]
         if isinstance(value, Attr):
             return self.builder.path(value.path)
-        return self.builder.value(self.encode(top_field(path), value))
+        if top_field(path) != path:
+            # inside a map or list: the value is encoded by its own type, not the top field's
+            return self.builder.value(_encode_by_value(path, value))
+        return self.builder.value(self.encode(path, value))
 
 
 class Condition:
@@ -162,6 +165,13 @@ class Condition:
 
     def __invert__(self) -> Condition:
         return Not(self)
+
+    def __bool__(self) -> bool:
+        # `a and b` would silently keep only b: conditions combine with & and |
+        raise InvalidRequestError(
+            "a condition has no truth value: combine conditions with & and | (and negate with "
+            "~), not with and/or/not"
+        )
 
     def describe(self) -> str:
         """The expression with attribute names and parameter names in place (for explain)."""

@@ -35,6 +35,7 @@ from .errors import SingleTableError
 
 if TYPE_CHECKING:
     from ._backfill.items import BackfillReport
+    from ._conditions import ConditionFn
     from ._expressions import Condition
 
 E = TypeVar("E", bound=Entity)
@@ -173,20 +174,29 @@ class AsyncRepository(RepositoryBase):
 
     # -- single-item writes --
 
-    async def create(self, entity: E, *, condition: Condition | None = None) -> E:
+    async def create(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Store a new entity; :class:`AlreadyExists` if a live item has its key."""
         self._outside_transaction("create")
         return await self.run(self.planner.create(entity, condition))
 
-    async def put(self, entity: E, *, condition: Condition | None = None) -> E:
+    async def put(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Store ``entity``, replacing any item with its key; returns it as stored."""
         self._outside_transaction("put")
         return await self.run(self.planner.put(entity, condition))
 
     @overload
-    async def update(self, target: type[E], /, **changes: Any) -> E: ...
+    async def update(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | ConditionFn[E] | None = ...,
+        **changes: Any,
+    ) -> E: ...
     @overload
-    async def update(self, target: E, /, **changes: Any) -> E: ...
+    async def update(
+        self, target: E, /, *, condition: Condition | ConditionFn[E] | None = ..., **changes: Any
+    ) -> E: ...
     async def update(self, target: Any, /, **changes: Any) -> Any:
         """Change an item and return it as stored (the arguments of ``Repository.update``)."""
         self._outside_transaction("update")
@@ -198,7 +208,7 @@ class AsyncRepository(RepositoryBase):
         target: type[E],
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[E] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> E | None: ...
@@ -208,7 +218,7 @@ class AsyncRepository(RepositoryBase):
         target: E,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[E] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> E | None: ...
@@ -217,7 +227,7 @@ class AsyncRepository(RepositoryBase):
         target: Any,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[Any] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> Any:

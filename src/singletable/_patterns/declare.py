@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypeVar, overload
 
+from .._conditions import ConditionFn
 from .._context import PlanContext
 from .._entity import Entity
 from .._expressions import Condition
@@ -67,7 +68,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[True],
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     project: None = ...,
 ) -> OneQueryPattern[E]: ...
@@ -78,7 +79,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[True],
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     project: type[P],
 ) -> OneQueryPattern[P]: ...
@@ -89,7 +90,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[False] = ...,
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     keys_only: Literal[True],
     hydrate: Literal[False] = ...,
@@ -101,7 +102,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[False] = ...,
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
@@ -116,7 +117,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[False] = ...,
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
@@ -130,7 +131,7 @@ def query(
     index: str | None = None,
     order: Order = "asc",
     one: bool = False,
-    where: Condition | None = None,
+    where: Condition | ConditionFn[E] | None = None,
     consistent: bool = False,
     keys_only: bool = False,
     hydrate: bool = False,

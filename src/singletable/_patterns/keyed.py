@@ -12,6 +12,7 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
+from .._conditions import condition_of
 from .._context import PlanContext
 from .._entity import EntitySpec
 from .._expressions import CompileContext, Condition, ExpressionBuilder
@@ -361,10 +362,12 @@ class KeyedPattern(Pattern):
         return limit + 1  # one more than returned, so the end of the range is known
 
     def _call_filter(self, where: Any) -> CompiledFilter | None:
-        """A call's ``where=`` as ``(FilterExpression, names, values)`` (its own ``#w``/``:w``
-        placeholders, ANDed with the declared filter); None without one."""
+        """A call's ``where=`` (a condition or a callback) as ``(FilterExpression, names,
+        values)`` (its own ``#w``/``:w`` placeholders, ANDed with the declared filter); None
+        without one."""
         if where is None:
             return None
+        where = condition_of(where, [spec.cls for spec in self.specs])
         if not isinstance(where, Condition):
             raise InvalidRequestError(
                 f"{self.name}: where= takes a condition such as Attr('total').gte(10), not "
