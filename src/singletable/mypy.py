@@ -111,9 +111,13 @@ def _typed(ctx: MethodSigContext) -> FunctionLike | None:
     if not isinstance(default, CallableType) or not isinstance(call, CallExpr):
         return None
     member = call.callee
-    if isinstance(member, MemberExpr) and member.name in _METHODS and member.name != "__call__":
-        if isinstance(member.expr, MemberExpr):
-            member = member.expr  # repo.orders.first(...): the pattern is repo.orders
+    if (
+        isinstance(member, MemberExpr)
+        and member.name in _METHODS
+        and member.name != "__call__"
+        and isinstance(member.expr, MemberExpr)
+    ):
+        member = member.expr  # repo.orders.first(...): the pattern is repo.orders
     if not isinstance(member, MemberExpr):
         return None  # an alias (p = repo.orders; p(...)): not traceable
     owner = get_proper_type(_type_of(ctx, member.expr))

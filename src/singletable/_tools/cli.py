@@ -1,4 +1,4 @@
-"""The ``singletable`` command: explain, lint, schema, layout, demo and backfill.
+"""The ``singletable`` command: explain, lint, schema, layout, demo, backfill and stubs.
 
 Targets are named ``MODULE:ATTRIBUTE`` (``myapp.models:Shop``), as uvicorn does: the current
 directory is put on ``sys.path`` first, so a module next to you imports. Everything heavy is
@@ -21,7 +21,7 @@ from typing import Any, NoReturn
 from .paths import put_cwd_on_path
 
 PROG = "singletable"
-COMMANDS = ("explain", "lint", "schema", "layout", "demo", "backfill")
+COMMANDS = ("explain", "lint", "schema", "layout", "demo", "backfill", "stubs")
 
 
 class CLIError(Exception):
@@ -147,6 +147,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     repository = load_repository(args.target)
     _write(explain_json(repository) if args.format == "json" else explain_markdown(repository))
+    return 0
+
+
+def cmd_stubs(args: argparse.Namespace) -> int:
+    from .._repository_base import RepositoryBase
+    from .stubs import stub_module
+
+    target = load_target(args.target)
+    if not (isinstance(target, type) and issubclass(target, RepositoryBase)):
+        raise CLIError(f"{args.target} is {_describe(target)}, not a repository class")
+    text = stub_module(target)
+    if args.output is None:
+        _write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8") as file:
+            file.write(text)
     return 0
 
 
@@ -338,6 +354,7 @@ Model checks and tools for singletable repositories.
   singletable layout myapp.models:Shop --items items.json [--html layout.html]
   singletable demo [--layout shop.html]          the demo shop on an embedded DynamoDB
   singletable backfill myapp.models:Shop Order   rewrite Order items whose keys are stale
+  singletable stubs myapp.models:Shop [-o F.pyi] the module with declared signatures (pyright)
 
 Targets are MODULE:NAME; the current directory is on the import path."""
 
@@ -533,6 +550,19 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("--table", metavar="NAME", help="physical table name (the Table's)")
     backfill.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     backfill.set_defaults(handler=cmd_backfill, parser=backfill)
+
+    stubs = commands.add_parser(
+        "stubs",
+        help="print the module with every attribute pattern as a declared signature",
+        description="Print the repository's module with every attribute pattern of the "
+        "repository (and of the classes it inherits patterns from in that module) rewritten "
+        "as a declared signature: keyword types from the entity fields, the result type "
+        "precise. Save it as the module (the switch to declared signatures) or as a .pyi "
+        "stub for pyright, which has no plugins (mypy users enable singletable.mypy instead).",
+    )
+    stubs.add_argument("target", metavar="MODULE:Repo", help="the repository class")
+    stubs.add_argument("-o", "--output", metavar="FILE", help="write to FILE (e.g. a .pyi)")
+    stubs.set_defaults(handler=cmd_stubs)
     return parser
 
 

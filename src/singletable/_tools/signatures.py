@@ -17,6 +17,8 @@ from .._record import Record
 
 Shape = Literal["value", "pair", "prefix", "values", "any", "limit", "cursor", "where"]
 Kind = Literal["get", "one", "query", "collection", "scan"]
+#: what a range lookup takes (the others take the field's value)
+_LOOKUP_SHAPES: dict[str, Shape] = {"between": "pair", "begins_with": "prefix"}
 
 
 class Keyword(Record):
@@ -122,11 +124,10 @@ def _keyed_keywords(
         owner = _owner(field, entities)
         result.append(Keyword(field, False, "value", field, owner))
         for name, op in lookups_of.pop(field, []):
-            shape: Shape = "pair" if op == "between" else "prefix" if op == "begins_with" else "value"
-            result.append(Keyword(name, False, shape, field, owner))
+            result.append(Keyword(name, False, _LOOKUP_SHAPES.get(op, "value"), field, owner))
     for field, lookups in lookups_of.items():  # lookups on fields outside the sort key list
         for name, op in lookups:
-            shape = "pair" if op == "between" else "prefix" if op == "begins_with" else "value"
+            shape = _LOOKUP_SHAPES.get(op, "value")
             result.append(Keyword(name, False, shape, field, _owner(field, entities)))
     for option in keywords.options:
         result.append(Keyword(option, False, option if option in ("limit", "cursor") else "where"))
