@@ -13,7 +13,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar, Union, overload
+from typing import Any, TypeVar, Union
 
 from pydantic import BaseModel
 
@@ -172,20 +172,9 @@ class Operators:
 OPERATORS = Operators()
 
 
-@overload
-def condition_of(
-    where: Condition | ConditionFn[Any], models: Iterable[type[BaseModel]]
-) -> Condition: ...
-@overload
-def condition_of(
-    where: Condition | ConditionFn[Any] | None, models: Iterable[type[BaseModel]]
-) -> Condition | None: ...
-def condition_of(where: Any, models: Iterable[type[BaseModel]]) -> Any:
-    """``where`` as a :class:`Condition`: a callback is called with a stand-in for ``models``
-    (their fields, stored names) and the operators; anything else is returned as it is (the
-    caller refuses what is not a condition)."""
-    if where is None or isinstance(where, Condition) or not callable(where):
-        return where
+def resolve_callback(where: Callable[..., Any], models: Iterable[type[BaseModel]]) -> Condition:
+    """Call a condition callback with a stand-in for ``models`` (their fields, stored names)
+    and the operators; refuse a result that is not a condition."""
     result = where(FieldPath("", tuple(models)), OPERATORS)
     if not isinstance(result, Condition):
         raise InvalidRequestError(

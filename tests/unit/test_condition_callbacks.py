@@ -10,7 +10,7 @@ import pytest
 from pydantic import BaseModel, Field
 
 from singletable import Attr, Entity, Param, Table
-from singletable._conditions import condition_of
+from singletable._expressions import condition_of
 from singletable.errors import InvalidRequestError
 
 table = Table("Callbacks")

@@ -9,9 +9,8 @@ machinery lives in :mod:`singletable._patterns`; this module is the public face.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
-from .._conditions import ConditionFn
 from .._context import PlanContext
 from .._entity import Entity
 from .._expressions import Condition
@@ -23,6 +22,9 @@ from .get import GetPattern
 from .keyed import Order
 from .query import OneQueryPattern, QueryPattern
 from .scatter import ScatterQueryPattern
+
+if TYPE_CHECKING:
+    from .._conditions import ConditionFn
 
 __all__ = [
     "CollectionPattern",

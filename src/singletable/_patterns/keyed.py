@@ -12,10 +12,9 @@ import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 
-from .._conditions import condition_of
 from .._context import PlanContext
 from .._entity import EntitySpec
-from .._expressions import CompileContext, Condition, ExpressionBuilder
+from .._expressions import CompileContext, Condition, ExpressionBuilder, condition_of
 from .._key_formats import KeyKind, key_type_of
 from .._keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from .._paging import binding_of

@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar,
 
 from typing_extensions import Self
 
-from .._conditions import condition_of
 from .._context import PlanContext
 from .._entity import EntitySpec
-from .._expressions import add_filter
+from .._expressions import add_filter, condition_of
 from .._flows import Flow, Send, is_async
 from .._item_key import key_identity
 from .._paging import KeyRef, Page

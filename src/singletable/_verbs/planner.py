@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._conditions import condition_of
 from .._context import WriteContext
 from .._entity import EntitySpec, spec_of
+from .._expressions import condition_of
 from .._flows import Flow, Send
 from .._keys import UPDATE_KEYWORDS
 from .._projection import is_projection
