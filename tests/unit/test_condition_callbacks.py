@@ -118,3 +118,30 @@ def test_a_stand_in_for_several_models_takes_any_of_their_fields() -> None:
 
     both = condition_of(lambda o, op: op.eq(o.colour, "red") & op.eq(o.name, "A"), (Parcel, Other))
     assert both == Attr("colour").eq("red") & Attr("name").eq("A")
+
+
+def test_a_value_inside_a_map_or_list_is_encoded_by_its_own_type() -> None:
+    """Comparing ``shipping.city`` (a str inside an ``Address``) encodes the str, not an
+    ``Address``; the top-level field still encodes as the field stores it."""
+    from singletable import Repository, query
+
+    class Parcels(Repository, table=table):
+        by_owner = query(Parcel)
+
+    params = Parcels(client=None).by_owner.params(
+        owner="o",
+        where=Attr("shipping.city").eq("Oslo")
+        & Attr("lines[0].qty").gt(2)
+        & Attr("total").gte(Decimal("1.50")),
+    )
+    values = params["ExpressionAttributeValues"]
+    assert {
+        ":wv0": {"S": "Oslo"},
+        ":wv1": {"N": "2"},
+        ":wv2": {"N": "1.50"},
+    }.items() <= values.items()
+
+
+def test_a_condition_has_no_truth_value() -> None:
+    with pytest.raises(InvalidRequestError, match=r"combine conditions with & and \|"):
+        bool(Attr("a").eq(1))
