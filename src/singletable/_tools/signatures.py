@@ -81,6 +81,8 @@ def call_signature(pattern: Any) -> CallSignature | None:
         return CallSignature("get", keywords, (spec.cls,), pattern.project or spec.cls)
     call_keywords = getattr(pattern, "call_keywords", None)
     specs = getattr(pattern, "specs", None)
+    if call_keywords is None and getattr(pattern, "operation", None) == "Scan":
+        return _scan_signature(pattern)
     if call_keywords is None or not specs:
         return None
     entities = tuple(spec.cls for spec in specs)
@@ -96,6 +98,21 @@ def call_signature(pattern: Any) -> CallSignature | None:
         return None
     keywords = _keyed_keywords(call_keywords, entities, getattr(pattern, "where", None))
     return CallSignature(kind, keywords, entities, result, bool(getattr(pattern, "keys_only", 0)))
+
+
+def _scan_signature(pattern: Any) -> CallSignature | None:
+    """``scan(E, index=...)``: ``limit``, ``cursor`` and ``where`` only, a ``Page`` of E (or
+    of its projection). A scan pattern that keeps :class:`CallKeywords` (filter parameters,
+    say) takes the keyed path instead."""
+    entity = getattr(pattern, "entity", None)
+    if not isinstance(entity, type):
+        return None
+    keywords = (
+        Keyword("limit", False, "limit"),
+        Keyword("cursor", False, "cursor"),
+        Keyword("where", False, "where"),
+    )
+    return CallSignature("scan", keywords, (entity,), getattr(pattern, "project", None) or entity)
 
 
 def _owner(field: str, entities: tuple[type[Any], ...]) -> type[Any]:
