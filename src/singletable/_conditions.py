@@ -6,6 +6,9 @@ checker ``o`` *is* the entity, so a misspelt field is a type error; at run time 
 ``shipping.city``, stored names used for aliased fields), checked against the models' fields.
 Each operator builds exactly the :class:`~singletable.Condition` that ``Attr(path)`` builds, so
 a callback and its ``Attr`` spelling send identical requests.
+
+This module is imported on the first callback (by ``_expressions.condition_of``, which hands
+it the ``Attr`` and ``Condition`` classes), so a program without callbacks never loads it.
 """
 
 from __future__ import annotations
@@ -13,18 +16,20 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, TypeVar, Union
 
 from pydantic import BaseModel
 
 from ._codec import attribute_name_of, bare_annotation
-from ._expressions import Attr, Condition, Param
 from .errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from ._expressions import Attr, Condition, Param
 
 E = TypeVar("E")
 T = TypeVar("T")
 
-ConditionFn = Callable[[E, "Operators"], Condition]
+ConditionFn = Callable[[E, "Operators"], "Condition"]
 """A condition callback over entity ``E``: ``(o, op) -> Condition``."""
 
 
@@ -109,74 +114,77 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
-def _attr(field: object) -> Attr:
-    if isinstance(field, FieldPath):
-        return Attr(field._path)
-    raise InvalidRequestError(
-        f"condition callback: an operator's first argument is a field of the stand-in "
-        f"(op.eq(o.status, ...)), not {field!r}"
-    )
-
-
-def _value(value: Any) -> Any:
-    """A compared value; a path (``op.gt(o.total, o.discount)``) compares two attributes."""
-    return Attr(value._path) if isinstance(value, FieldPath) else value
-
-
 class Operators:
     """The operators of a condition callback (``op``): each takes a field of the stand-in
     (``o.total``) and returns the :class:`~singletable.Condition` that ``Attr`` builds. Combine
     the results with ``&``, ``|`` and ``~``."""
 
-    __slots__ = ()
+    __slots__ = ("_attr",)
+
+    def __init__(self, attr: type[Attr]) -> None:
+        self._attr = attr  # the Attr class (this module does not import it: see above)
+
+    def _path(self, field: object) -> Attr:
+        if isinstance(field, FieldPath):
+            return self._attr(field._path)
+        raise InvalidRequestError(
+            f"condition callback: an operator's first argument is a field of the stand-in "
+            f"(op.eq(o.status, ...)), not {field!r}"
+        )
+
+    def _value(self, value: Any) -> Any:
+        """A compared value; a path (``op.gt(o.total, o.discount)``) compares two attributes."""
+        return self._attr(value._path) if isinstance(value, FieldPath) else value
 
     def eq(self, field: T, value: T | Param, /) -> Condition:
-        return _attr(field).eq(_value(value))
+        return self._path(field).eq(self._value(value))
 
     def ne(self, field: T, value: T | Param, /) -> Condition:
-        return _attr(field).ne(_value(value))
+        return self._path(field).ne(self._value(value))
 
     def lt(self, field: T, value: T | Param, /) -> Condition:
-        return _attr(field).lt(_value(value))
+        return self._path(field).lt(self._value(value))
 
     def lte(self, field: T, value: T | Param, /) -> Condition:
-        return _attr(field).lte(_value(value))
+        return self._path(field).lte(self._value(value))
 
     def gt(self, field: T, value: T | Param, /) -> Condition:
-        return _attr(field).gt(_value(value))
+        return self._path(field).gt(self._value(value))
 
     def gte(self, field: T, value: T | Param, /) -> Condition:
-        return _attr(field).gte(_value(value))
+        return self._path(field).gte(self._value(value))
 
     def between(self, field: T, low: T | Param, high: T | Param, /) -> Condition:
-        return _attr(field).between(_value(low), _value(high))
+        return self._path(field).between(self._value(low), self._value(high))
 
     def begins_with(self, field: str | bytes | None, prefix: str | bytes | Param, /) -> Condition:
-        return _attr(field).begins_with(prefix)
+        return self._path(field).begins_with(prefix)
 
     def contains(self, field: object, value: object, /) -> Condition:
-        return _attr(field).contains(_value(value))
+        return self._path(field).contains(self._value(value))
 
     def exists(self, field: object, /) -> Condition:
-        return _attr(field).exists()
+        return self._path(field).exists()
 
     def not_exists(self, field: object, /) -> Condition:
-        return _attr(field).not_exists()
+        return self._path(field).not_exists()
 
     def is_in(self, field: T, /, *values: T | Iterable[T] | Param) -> Condition:
         """``op.is_in(o.status, "A", "B")``, ``op.is_in(o.status, ["A", "B"])`` or
         ``op.is_in(o.status, Param("statuses"))``."""
-        return _attr(field).is_in(*values)
+        return self._path(field).is_in(*values)
 
 
-OPERATORS = Operators()
-
-
-def resolve_callback(where: Callable[..., Any], models: Iterable[type[BaseModel]]) -> Condition:
+def resolve_callback(
+    where: Callable[..., Any],
+    models: Iterable[type[BaseModel]],
+    attr: type[Attr],
+    condition: type[Condition],
+) -> Condition:
     """Call a condition callback with a stand-in for ``models`` (their fields, stored names)
-    and the operators; refuse a result that is not a condition."""
-    result = where(FieldPath("", tuple(models)), OPERATORS)
-    if not isinstance(result, Condition):
+    and the operators; refuse a result that is not a ``condition``."""
+    result = where(FieldPath("", tuple(models)), Operators(attr))
+    if not isinstance(result, condition):
         raise InvalidRequestError(
             "a condition callback returns a condition built with its operators "
             f"(lambda o, op: op.gte(o.total, 50)), not {type(result).__name__}"

@@ -195,7 +195,7 @@ def condition_of(where: Any, models: Iterable[type[Any]]) -> Any:
         return where
     from ._conditions import resolve_callback
 
-    return resolve_callback(where, models)
+    return resolve_callback(where, models, Attr, Condition)
 
 
 class Node(Condition, Record):

@@ -551,6 +551,12 @@ def build_parser() -> argparse.ArgumentParser:
     backfill.add_argument("-q", "--quiet", action="store_true", help="no progress line")
     backfill.set_defaults(handler=cmd_backfill, parser=backfill)
 
+    _add_stubs(commands)
+    return parser
+
+
+def _add_stubs(commands: Any) -> None:
+    """The ``stubs`` command's parser."""
     stubs = commands.add_parser(
         "stubs",
         help="print the module with every attribute pattern as a declared signature",
@@ -563,7 +569,6 @@ def build_parser() -> argparse.ArgumentParser:
     stubs.add_argument("target", metavar="MODULE:Repo", help="the repository class")
     stubs.add_argument("-o", "--output", metavar="FILE", help="write to FILE (e.g. a .pyi)")
     stubs.set_defaults(handler=cmd_stubs)
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
