@@ -218,9 +218,8 @@ def _keyword_type(
     if keyword.shape == "prefix":
         return api.named_generic_type("builtins.str", [])
     field = _field_type(ctx, keyword.entity, keyword.field, infos)
-    if keyword.shape == "pair":  # (low, high); a two-item list is accepted too
-        exact = TupleType([field, field], api.named_generic_type("builtins.tuple", [field]))
-        return UnionType([exact, api.named_generic_type("builtins.list", [field])])
+    if keyword.shape == "pair":  # (low, high), as the stubs declare it
+        return TupleType([field, field], api.named_generic_type("builtins.tuple", [field]))
     if keyword.shape == "values":
         return api.named_generic_type("typing.Iterable", [field])
     if keyword.shape == "any":
