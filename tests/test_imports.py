@@ -53,6 +53,30 @@ def test_an_application_import_loads_no_tooling() -> None:
     assert not [m for m in loaded if m.startswith(TOOLING) or m.split(".")[0] == "moto"]
 
 
+def test_the_mypy_plugin_and_the_callback_machinery_load_only_when_used() -> None:
+    app = (
+        "from singletable import Attr, Entity, Repository, Table, query\n"
+        "t = Table('t')\n"
+        "class M(Entity, table=t, type='M'):\n"
+        "    x: str\n"
+        "    n: int = 0\n"
+        "    class Keys:\n"
+        "        pk = 'M#{x}'\n"
+        "        sk = 'M'\n"
+        "class R(Repository, table=t):\n"
+        "    m = query(M)\n"
+        "R(client=None).m.params(x='1', where=Attr('n').gte(1))\n"
+    )
+    loaded = _loaded(app)
+    assert "singletable._patterns.query" in loaded
+    assert not {"mypy", "singletable.mypy", "singletable._conditions"} & set(loaded)
+    with_callback = _loaded(
+        app + "R(client=None).m.params(x='1', where=lambda o, op: op.gte(o.n, 1))"
+    )
+    assert "singletable._conditions" in with_callback
+    assert not {"mypy", "singletable.mypy"} & set(with_callback)
+
+
 _GIVEN_CLIENT = (
     "import boto3\n"
     "from singletable import Entity, Repository, Table, get\n"

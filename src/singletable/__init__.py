@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ._backfill.items import BackfillFailure, BackfillReport
     from ._backfill.job_items import BackfillSegment
+    from ._conditions import ConditionFn, Operators
     from ._entity import Entity
     from ._executor import CallInfo, RetryPolicy
     from ._expressions import Attr, Condition, Param
@@ -46,6 +47,8 @@ _EXPORTS: dict[str, str] = {
     "CallInfo": "_executor",
     "RetryPolicy": "_executor",
     "Attr": "_expressions",
+    "ConditionFn": "_conditions",
+    "Operators": "_conditions",
     "Condition": "_expressions",
     "Param": "_expressions",
     "CreatedAt": "_markers",
@@ -91,6 +94,7 @@ __all__ = [
     "CancellationReason",
     "Collection",
     "Condition",
+    "ConditionFn",
     "CreatedAt",
     "DatetimeFormat",
     "Entity",
@@ -98,6 +102,7 @@ __all__ = [
     "Index",
     "KeyRef",
     "KeyTemplate",
+    "Operators",
     "Page",
     "Param",
     "Projection",

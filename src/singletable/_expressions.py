@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ._codec import encode_value
 from ._document_paths import parse_path
 from ._record import FrozenRecord, Record
 from ._wire import Wire
 from .errors import InvalidRequestError
+
+if TYPE_CHECKING:
+    from ._conditions import ConditionFn
 
 ValueEncoder = Callable[[str, Any], Wire]
 """Encodes the value compared with a path (``path``, value) -> wire value."""
@@ -164,9 +167,33 @@ class Condition:
     def __invert__(self) -> Condition:
         return Not(self)
 
+    def __bool__(self) -> bool:
+        # `a and b` would silently keep only b: conditions combine with & and |
+        raise InvalidRequestError(
+            "a condition has no truth value: combine conditions with & and | (and negate with "
+            "~), not with and/or/not"
+        )
+
     def describe(self) -> str:
         """The expression with attribute names and parameter names in place (for explain)."""
         return self.compile(CompileContext(_DescribingBuilder(), describing=True))
+
+
+@overload
+def condition_of(where: Condition | ConditionFn[Any], models: Iterable[type[Any]]) -> Condition: ...
+@overload
+def condition_of(
+    where: Condition | ConditionFn[Any] | None, models: Iterable[type[Any]]
+) -> Condition | None: ...
+def condition_of(where: Any, models: Iterable[type[Any]]) -> Any:
+    """``where`` as a :class:`Condition`: a callback (``lambda o, op: ...``) is called with a
+    stand-in for ``models`` (see :mod:`singletable._conditions`, imported on first use);
+    anything else is returned as it is (callers refuse what is not a condition)."""
+    if where is None or isinstance(where, Condition) or not callable(where):
+        return where
+    from ._conditions import resolve_callback
+
+    return resolve_callback(where, models, Attr, Condition)
 
 
 class Node(Condition, Record):

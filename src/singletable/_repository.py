@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from ._backfill.items import BackfillReport
     from ._backfill.job_items import BackfillSegment
+    from ._conditions import ConditionFn
     from ._expressions import Condition
 
 E = TypeVar("E", bound=Entity)
@@ -115,22 +116,31 @@ class Repository(RepositoryBase):
 
     # -- single-item writes --
 
-    def create(self, entity: E, *, condition: Condition | None = None) -> E:
+    def create(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Store a new entity; :class:`AlreadyExists` if a live item has its key. Returns the
         entity as stored (version + 1, timestamps set)."""
         self._outside_transaction("create")
         return self.run(self.planner.create(entity, condition))  # type: ignore[no-any-return]
 
-    def put(self, entity: E, *, condition: Condition | None = None) -> E:
+    def put(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Store ``entity``, replacing any item with its key (version-checked with
         ``Version()``; guards moved with ``Unique()``). Returns it as stored."""
         self._outside_transaction("put")
         return self.run(self.planner.put(entity, condition))  # type: ignore[no-any-return]
 
     @overload
-    def update(self, target: type[E], /, **changes: Any) -> E: ...
+    def update(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | ConditionFn[E] | None = ...,
+        **changes: Any,
+    ) -> E: ...
     @overload
-    def update(self, target: E, /, **changes: Any) -> E: ...
+    def update(
+        self, target: E, /, *, condition: Condition | ConditionFn[E] | None = ..., **changes: Any
+    ) -> E: ...
     def update(self, target: Any, /, **changes: Any) -> Any:
         """Change an item and return it as stored.
 
@@ -150,7 +160,7 @@ class Repository(RepositoryBase):
         target: type[E],
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[E] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> E | None: ...
@@ -160,7 +170,7 @@ class Repository(RepositoryBase):
         target: E,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[E] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> E | None: ...
@@ -169,7 +179,7 @@ class Repository(RepositoryBase):
         target: Any,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[Any] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> Any:

@@ -35,6 +35,7 @@ from .errors import SingleTableError
 if TYPE_CHECKING:
     from ._backfill.items import BackfillReport
     from ._backfill.job_items import BackfillSegment
+    from ._conditions import ConditionFn
     from ._expressions import Condition
 
 E = TypeVar("E", bound=Entity)
@@ -158,22 +159,31 @@ class AsyncRepository(RepositoryBase):
 
     # -- single-item writes --
 
-    async def create(self, entity: E, *, condition: Condition | None = None) -> E:
+    async def create(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Store a new entity; :class:`AlreadyExists` if a live item has its key. Returns the
         entity as stored (version + 1, timestamps set)."""
         self._outside_transaction("create")
         return await self.run(self.planner.create(entity, condition))
 
-    async def put(self, entity: E, *, condition: Condition | None = None) -> E:
+    async def put(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Store ``entity``, replacing any item with its key (version-checked with
         ``Version()``; guards moved with ``Unique()``). Returns it as stored."""
         self._outside_transaction("put")
         return await self.run(self.planner.put(entity, condition))
 
     @overload
-    async def update(self, target: type[E], /, **changes: Any) -> E: ...
+    async def update(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | ConditionFn[E] | None = ...,
+        **changes: Any,
+    ) -> E: ...
     @overload
-    async def update(self, target: E, /, **changes: Any) -> E: ...
+    async def update(
+        self, target: E, /, *, condition: Condition | ConditionFn[E] | None = ..., **changes: Any
+    ) -> E: ...
     async def update(self, target: Any, /, **changes: Any) -> Any:
         """Change an item and return it as stored.
 
@@ -192,7 +202,7 @@ class AsyncRepository(RepositoryBase):
         target: type[E],
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[E] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> E | None: ...
@@ -202,7 +212,7 @@ class AsyncRepository(RepositoryBase):
         target: E,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[E] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> E | None: ...
@@ -211,7 +221,7 @@ class AsyncRepository(RepositoryBase):
         target: Any,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[Any] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> Any:

@@ -24,7 +24,13 @@ from singletable import (
     query,
 )
 
-table = Table("T", indexes=[GSI("GSI1", pk="GSI1PK", sk="GSI1SK", projection="KEYS_ONLY")])
+table = Table(
+    "T",
+    indexes=[
+        GSI("GSI1", pk="GSI1PK", sk="GSI1SK"),
+        GSI("GSI2", pk="GSI2PK", sk="GSI2SK", projection="KEYS_ONLY"),
+    ],
+)
 
 
 class Customer(Entity, table=table):
@@ -35,6 +41,7 @@ class Customer(Entity, table=table):
         pk = "CUSTOMER#{customer_id}"
         sk = "PROFILE"
         GSI1 = ("EMAIL#{email}", "CUSTOMER#{customer_id}")
+        GSI2 = ("EMAIL#{email}", "CUSTOMER#{customer_id}")
 
 
 class Order(Entity, table=table):
@@ -51,7 +58,7 @@ class Shop(Repository, table=table):
     customer = get(Customer)
     customer_orders = query(Order, order="desc")
     customer_by_email = query(Customer, index="GSI1", one=True)
-    customer_refs = query(Customer, index="GSI1", keys_only=True)
+    customer_refs = query(Customer, index="GSI2", keys_only=True)
     customer_home = collection(Customer, Order)
 
     @query(Order, order="desc")
@@ -77,6 +84,7 @@ def check(repo: Shop, client: Any) -> None:
     assert_type(home.all(Order), list[Order])
     assert_type(repo.recent_orders(customer_id="42", limit=5), Page[Order])
     repo.recent_orders(customer_idd="42")  # type: ignore[call-arg]
+    repo.customer_orders(customer_idd="42")  # type: ignore[call-arg]  # (the mypy plugin)
     assert_type(repo.create(Customer(customer_id="1", email="x")), Customer)
     assert_type(repo.put(Customer(customer_id="1", email="x")), Customer)
     for order in repo.customer_orders(customer_id="42"):

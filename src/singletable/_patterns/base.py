@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, Protocol, TypeVar, overload
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    ClassVar,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    Protocol,
+    TypeVar,
+    overload,
+)
 
 from typing_extensions import Self
 
@@ -23,10 +33,20 @@ from .._projection import ProjectionPlan, is_projection
 from .._record import FrozenRecord
 from .._wire import ttl_passed
 from ..errors import ModelDefinitionError, PatternArgumentError
-from .bound import AsyncBoundDeclared, AsyncBoundQuery, BoundDeclared, BoundQuery
+from .bound import (
+    AsyncBoundDeclared,
+    AsyncBoundDeclaredCollection,
+    AsyncBoundDeclaredQuery,
+    AsyncBoundQuery,
+    BoundDeclared,
+    BoundDeclaredCollection,
+    BoundDeclaredQuery,
+    BoundQuery,
+)
 
 if TYPE_CHECKING:
-    from .._paging import Page
+    # (used in the quoted base classes below, which linters do not read)
+    from .._paging import Collection, Page  # noqa: F401
     from .._table import Table
 
 T = TypeVar("T")
@@ -455,6 +475,12 @@ class DeclaredPattern(Generic[P, R]):
         arguments.pop(next(iter(self.signature.parameters)))
         return {k: v for k, v in arguments.items() if v is not None}
 
+    #: the bound forms (sync, async) of this kind of declared pattern
+    bound_forms: ClassVar[tuple[type[BoundDeclared[Any, Any]], type[BoundDeclared[Any, Any]]]] = (
+        BoundDeclared,
+        AsyncBoundDeclared,
+    )
+
     @overload
     def __get__(self, instance: None, owner: type) -> Self: ...
     @overload
@@ -465,7 +491,37 @@ class DeclaredPattern(Generic[P, R]):
         if instance is None:
             return self
         inner = self.pattern.__get__(instance, owner)  # type: ignore[attr-defined]
-        return (AsyncBoundDeclared if is_async(instance) else BoundDeclared)(self, inner)
+        return self.bound_forms[is_async(instance)](self, inner)
+
+
+class DeclaredQuery(DeclaredPattern[P, "Page[T]"], Generic[P, T]):
+    """A query declared as a method signature: ``.pages/.all/.first/.count`` typed too."""
+
+    bound_forms = (BoundDeclaredQuery, AsyncBoundDeclaredQuery)
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, instance: AsyncRunner, owner: type) -> AsyncBoundDeclaredQuery[P, T]: ...
+    @overload
+    def __get__(self, instance: SyncRunner, owner: type) -> BoundDeclaredQuery[P, T]: ...
+    def __get__(self, instance: Any, owner: type) -> Any:
+        return super().__get__(instance, owner)
+
+
+class DeclaredCollection(DeclaredPattern[P, "Collection"]):
+    """A collection declared as a method signature."""
+
+    bound_forms = (BoundDeclaredCollection, AsyncBoundDeclaredCollection)
+
+    @overload
+    def __get__(self, instance: None, owner: type) -> Self: ...
+    @overload
+    def __get__(self, instance: AsyncRunner, owner: type) -> AsyncBoundDeclaredCollection[P]: ...
+    @overload
+    def __get__(self, instance: SyncRunner, owner: type) -> BoundDeclaredCollection[P]: ...
+    def __get__(self, instance: Any, owner: type) -> Any:
+        return super().__get__(instance, owner)
 
 
 def projection_of(model: type[Any] | None, spec: EntitySpec, where: str) -> ProjectionPlan | None:

@@ -245,7 +245,8 @@ class AsyncBoundCollection(AsyncBound["CollectionPattern"]):
 
 class BoundDeclared(Generic[P, R]):
     """A pattern declared as a method signature, on a repository: calls bind the signature's
-    arguments to the pattern's keywords."""
+    arguments to the pattern's keywords (a get or ``one=True`` pattern: the call and
+    ``.params``)."""
 
     __slots__ = ("declared", "inner")
 
@@ -257,20 +258,8 @@ class BoundDeclared(Generic[P, R]):
         return self.inner(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
 
     def params(self, *args: P.args, **kwargs: P.kwargs) -> dict[str, Any]:
+        """The exact request (no I/O)."""
         return self.inner.params(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
-
-    def pages(self, *args: P.args, **kwargs: P.kwargs) -> Any:
-        return self.inner.pages(**self.declared.keywords(args, kwargs))
-
-    def all(self, *args: P.args, **kwargs: P.kwargs) -> Any:
-        return self.inner.all(**self.declared.keywords(args, kwargs))
-
-    def first(self, *args: P.args, **kwargs: P.kwargs) -> Any:
-        max_pages = kwargs.pop("max_pages", 10)  # first's own keyword, never a signature's
-        return self.inner.first(max_pages=max_pages, **self.declared.keywords(args, kwargs))
-
-    def count(self, *args: P.args, **kwargs: P.kwargs) -> Any:
-        return self.inner.count(**self.declared.keywords(args, kwargs))
 
 
 class AsyncBoundDeclared(BoundDeclared[P, R]):
@@ -282,3 +271,66 @@ class AsyncBoundDeclared(BoundDeclared[P, R]):
         self, *args: P.args, **kwargs: P.kwargs
     ) -> Coroutine[Any, Any, R]:
         return self.inner(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+
+class BoundDeclaredQuery(BoundDeclared[P, Page[T]], Generic[P, T]):
+    """A declared-signature query on a repository: ``.pages/.all/.first/.count`` take the
+    signature too."""
+
+    __slots__ = ()
+
+    def pages(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Page[T]]:
+        return self.inner.pages(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def all(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[T]:
+        return self.inner.all(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def first(self, *args: P.args, **kwargs: P.kwargs) -> T | None:
+        max_pages = kwargs.pop("max_pages", 10)  # first's own keyword, never a signature's
+        return self.inner.first(max_pages=max_pages, **self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def count(self, *args: P.args, **kwargs: P.kwargs) -> int:
+        return self.inner.count(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+
+class AsyncBoundDeclaredQuery(AsyncBoundDeclared[P, Page[T]], Generic[P, T]):
+    """A declared-signature query on an async repository: awaited calls, async iterators."""
+
+    __slots__ = ()
+
+    def pages(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Page[T]]:
+        return self.inner.pages(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def all(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[T]:
+        return self.inner.all(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def first(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, T | None]:
+        max_pages = kwargs.pop("max_pages", 10)
+        return self.inner.first(max_pages=max_pages, **self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def count(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, int]:
+        return self.inner.count(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+
+class BoundDeclaredCollection(BoundDeclared[P, Collection]):
+    """A declared-signature collection on a repository."""
+
+    __slots__ = ()
+
+    def pages(self, *args: P.args, **kwargs: P.kwargs) -> Iterator[Collection]:
+        return self.inner.pages(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def all(self, *args: P.args, **kwargs: P.kwargs) -> Collection:
+        return self.inner.all(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+
+class AsyncBoundDeclaredCollection(AsyncBoundDeclared[P, Collection]):
+    """A declared-signature collection on an async repository."""
+
+    __slots__ = ()
+
+    def pages(self, *args: P.args, **kwargs: P.kwargs) -> AsyncIterator[Collection]:
+        return self.inner.pages(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]
+
+    def all(self, *args: P.args, **kwargs: P.kwargs) -> Coroutine[Any, Any, Collection]:
+        return self.inner.all(**self.declared.keywords(args, kwargs))  # type: ignore[no-any-return]

@@ -3,8 +3,8 @@ items are dispatched by their type tag."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, overload
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, overload
 
 from typing_extensions import Self
 
@@ -13,11 +13,20 @@ from .._flows import Flow, Send, is_async
 from .._keys import SENTINEL, SortCondition
 from .._paging import Collection, add_capacity
 from ..errors import ModelDefinitionError
-from .base import AsyncRunner, ExplainRow, SyncRunner, check_table, entity_spec
+from .base import (
+    AsyncRunner,
+    DeclaredCollection,
+    ExplainRow,
+    SyncRunner,
+    check_table,
+    entity_spec,
+)
 from .bound import AsyncBoundCollection, BoundCollection
 from .keyed import KeyedPattern, KeyPlan, Order, key_plan
 from .native import NativeKeyPlan
 from .native import key_condition_text as native_key_condition_text
+
+P = ParamSpec("P")
 
 if TYPE_CHECKING:
     from .._entity import Entity
@@ -135,6 +144,13 @@ class CollectionPattern(KeyedPattern):
             if page.cursor is None:
                 return Collection(items, None, capacity)
             kwargs = {**kwargs, "cursor": page.cursor}
+
+    def __call__(  # type: ignore[override]
+        self, method: Callable[Concatenate[Any, P], Collection]
+    ) -> DeclaredCollection[P]:
+        """Declare the pattern as a method signature (its keywords typed); the body never
+        runs."""
+        return DeclaredCollection(self, method)
 
     # -- binding --
 

@@ -10,7 +10,7 @@ whose ``.params(**kw)`` returns them without sending. The machinery lives in
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar, overload
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, overload
 
 from .._context import PlanContext
 from .._entity import Entity
@@ -24,6 +24,9 @@ from .keyed import Order
 from .query import OneQueryPattern, QueryPattern
 from .scan import ScanPattern
 from .scatter import ScatterCollectionPattern, ScatterQueryPattern
+
+if TYPE_CHECKING:
+    from .._conditions import ConditionFn
 
 __all__ = [
     "CollectionPattern",
@@ -71,7 +74,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[True],
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     project: None = ...,
 ) -> OneQueryPattern[E]: ...
@@ -82,7 +85,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[True],
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     project: type[P],
 ) -> OneQueryPattern[P]: ...
@@ -93,7 +96,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[False] = ...,
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     keys_only: Literal[True],
     hydrate: Literal[False] = ...,
@@ -105,7 +108,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[False] = ...,
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
@@ -120,7 +123,7 @@ def query(
     index: str | None = ...,
     order: Order = ...,
     one: Literal[False] = ...,
-    where: Condition | None = ...,
+    where: Condition | ConditionFn[E] | None = ...,
     consistent: bool = ...,
     keys_only: Literal[False] = ...,
     hydrate: bool = ...,
@@ -134,7 +137,7 @@ def query(
     index: str | None = None,
     order: Order = "asc",
     one: bool = False,
-    where: Condition | None = None,
+    where: Condition | ConditionFn[E] | None = None,
     consistent: bool = False,
     keys_only: bool = False,
     hydrate: bool = False,

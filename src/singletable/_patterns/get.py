@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from typing_extensions import Self
 
@@ -13,6 +13,7 @@ from .._flows import Flow, Send, is_async
 from ..errors import ItemDecodeError, KeyTemplateError, PatternArgumentError
 from .base import (
     AsyncRunner,
+    DeclaredPattern,
     ExplainRow,
     Pattern,
     SyncRunner,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .._table import Table
 
 E = TypeVar("E")  # what the pattern returns: the entity, or a projection of it
+P = ParamSpec("P")
 
 
 class GetPattern(Pattern, Generic[E]):
@@ -148,6 +150,13 @@ class GetPattern(Pattern, Generic[E]):
             return None
         result: E = self.decode_item(item)
         return result
+
+    def __call__(  # type: ignore[override]
+        self, method: Callable[Concatenate[Any, P], E | None]
+    ) -> DeclaredPattern[P, E | None]:
+        """Declare the pattern as a method signature (its keywords typed); the body never
+        runs."""
+        return DeclaredPattern(self, method)
 
     # -- binding --
 

@@ -14,7 +14,14 @@ from typing import Any, Literal
 
 from .._context import PlanContext
 from .._entity_spec import EntitySpec
-from .._expressions import CompileContext, Condition, ExpressionBuilder, conjunction, top_field
+from .._expressions import (
+    CompileContext,
+    Condition,
+    ExpressionBuilder,
+    condition_of,
+    conjunction,
+    top_field,
+)
 from .._key_formats import KeyKind, key_type_of
 from .._keys import CALL_KEYWORDS, KeyTemplate, SortCondition
 from .._paging import binding_of
@@ -490,10 +497,12 @@ class KeyedPattern(Pattern):
         return limit + 1  # one more than returned, so the end of the range is known
 
     def _call_filter(self, where: Any) -> CompiledFilter | None:
-        """A call's ``where=`` as ``(FilterExpression, names, values)`` (its own ``#w``/``:w``
-        placeholders, ANDed with the declared filter); None without one."""
+        """A call's ``where=`` (a condition or a callback) as ``(FilterExpression, names,
+        values)`` (its own ``#w``/``:w`` placeholders, ANDed with the declared filter); None
+        without one."""
         if where is None:
             return None
+        where = condition_of(where, [spec.cls for spec in self.specs])
         if isinstance(where, Condition):
             read_key = self._key_attribute_read(where)
             if read_key is not None:

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, overload
 
 from typing_extensions import Self
 
 from .._context import PlanContext
 from .._entity_spec import EntitySpec
-from .._expressions import add_filter
+from .._expressions import add_filter, condition_of
 from .._flows import Flow, Send, is_async
 from .._item_key import key_identity
 from .._paging import KeyRef, Page
@@ -18,6 +18,8 @@ from .._verbs.batch import batch_get_items
 from ..errors import KeyTemplateError, ModelDefinitionError, MultipleResultsError
 from .base import (
     AsyncRunner,
+    DeclaredPattern,
+    DeclaredQuery,
     ExplainRow,
     Paged,
     SyncRunner,
@@ -30,11 +32,13 @@ from .bound import AsyncBoundOne, BoundOne
 from .keyed import KeyedPattern, Order, QueryPlan, key_plan
 
 if TYPE_CHECKING:
+    from .._conditions import ConditionFn
     from .._expressions import Condition
     from .._table import Table
 
 E = TypeVar("E")  # what a one=True pattern returns: the entity or a projection of it
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class QueryPattern(KeyedPattern, Paged[T]):
@@ -47,7 +51,7 @@ class QueryPattern(KeyedPattern, Paged[T]):
         index: str | None = None,
         order: Order = "asc",
         one: bool = False,
-        where: Condition | None = None,
+        where: Condition | ConditionFn[Any] | None = None,
         consistent: bool = False,
         keys_only: bool = False,
         hydrate: bool = False,
@@ -58,7 +62,7 @@ class QueryPattern(KeyedPattern, Paged[T]):
         self.index = index
         self.order = order
         self.one_only = one
-        self.where = where
+        self.declared_where = where  # a condition or a callback, resolved by bind
         self.consistent = consistent
         self.keys_only = keys_only
         self.hydrate = hydrate
@@ -72,6 +76,7 @@ class QueryPattern(KeyedPattern, Paged[T]):
         spec = entity_spec(self.entity, where)
         check_table(spec, table, where)
         self.specs = [spec]
+        self.where = condition_of(self.declared_where, (spec.cls,))
         self.plan = key_plan(spec, self.index, where)
         self.projection = projection_of(self.project, spec, where)
         self._bind_common(table, where)
@@ -255,6 +260,15 @@ class QueryPattern(KeyedPattern, Paged[T]):
                 entities.append(decode(item))
         return entities
 
+    # -- binding --
+
+    def __call__(  # type: ignore[override]
+        self, method: Callable[Concatenate[Any, P], Page[T]]
+    ) -> DeclaredQuery[P, T]:
+        """Declare the pattern as a method signature (its keywords typed); the body never
+        runs."""
+        return DeclaredQuery(self, method)
+
 
 def _parse_primary(spec: EntitySpec, item: Mapping[str, Any]) -> dict[str, Any] | None:
     try:
@@ -267,6 +281,12 @@ class OneQueryPattern(QueryPattern[E]):
     """``query(E, one=True)``: the single matching entity or None.
 
     (A subclass only so that ``__get__`` can be typed to return ``E | None`` callables.)"""
+
+    def __call__(  # type: ignore[override]
+        self, method: Callable[Concatenate[Any, P], E | None]
+    ) -> DeclaredPattern[P, E | None]:
+        """Declare the pattern as a method signature (its keywords typed)."""
+        return DeclaredPattern(self, method)
 
     @overload  # type: ignore[override]
     def __get__(self, instance: None, owner: type) -> Self: ...

@@ -19,7 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._expressions import CompileContext, ExpressionBuilder, add_filter, conjunction
+from .._expressions import (
+    CompileContext,
+    ExpressionBuilder,
+    add_filter,
+    condition_of,
+    conjunction,
+)
 from .._flows import Flow, Send
 from .._keys import CALL_KEYWORDS
 from .._paging import Page, binding_of
@@ -192,6 +198,7 @@ class ScanPattern(Pattern, Paged[T]):
         params["FilterExpression"] = conjunction(expressions)
 
     def _call_filter(self, where: Any) -> CompiledFilter:
+        where = condition_of(where, [self.spec.cls])  # a typed callback, as on queries
         return call_filter(
             self.name, where, self.spec.encode_for_condition, lambda _: [], self.index
         )

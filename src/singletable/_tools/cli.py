@@ -1,4 +1,4 @@
-"""The ``singletable`` command: explain, lint, schema, layout, demo and backfill.
+"""The ``singletable`` command: explain, lint, schema, layout, demo, backfill and stubs.
 
 Targets are named ``MODULE:ATTRIBUTE`` (``myapp.models:Shop``), as uvicorn does: the current
 directory is put on ``sys.path`` first, so a module next to you imports. Everything heavy is
@@ -24,7 +24,7 @@ from .targets import CLIError, Parser, live_client, load_repository, load_table,
 __all__ = ["CLIError", "build_parser", "load_repository", "load_table", "main"]
 
 PROG = "singletable"
-COMMANDS = ("explain", "lint", "schema", "layout", "demo", "backfill")
+COMMANDS = ("explain", "lint", "schema", "layout", "demo", "backfill", "stubs")
 
 
 def table_format(chosen: str) -> str:
@@ -70,6 +70,18 @@ def sample_items(path: str) -> list[dict[str, Any]]:
             '([{"PK": {"S": "..."}, ...}]) or a Scan\'s {"Items": [...]}'
         )
     return data
+
+
+def cmd_stubs(args: argparse.Namespace) -> int:
+    from .stubs import stub_module
+
+    text = stub_module(load_repository(args.target, twins=True))
+    if args.output is None:
+        write(text)
+    else:
+        with open(args.output, "w", encoding="utf-8") as file:
+            file.write(text)
+    return 0
 
 
 def cmd_lint(args: argparse.Namespace) -> int:
@@ -327,7 +339,24 @@ def build_parser() -> argparse.ArgumentParser:
     demo.set_defaults(handler=cmd_demo)
 
     add_backfill(commands)
+    _add_stubs(commands)
     return parser
+
+
+def _add_stubs(commands: Any) -> None:
+    """The ``stubs`` command's parser."""
+    stubs = commands.add_parser(
+        "stubs",
+        help="print the module with every attribute pattern as a declared signature",
+        description="Print the repository's module with every attribute pattern of the "
+        "repository (and of the classes it inherits patterns from in that module) rewritten "
+        "as a declared signature: keyword types from the entity fields, the result type "
+        "precise. Save it as the module (the switch to declared signatures) or as a .pyi "
+        "stub for pyright, which has no plugins (mypy users enable singletable.mypy instead).",
+    )
+    stubs.add_argument("target", metavar="MODULE:Repo", help="the repository class")
+    stubs.add_argument("-o", "--output", metavar="FILE", help="write to FILE (e.g. a .pyi)")
+    stubs.set_defaults(handler=cmd_stubs)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

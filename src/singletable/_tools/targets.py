@@ -98,11 +98,18 @@ def load_target(spec: str) -> Any:
     return target
 
 
-def load_repository(spec: str) -> Any:
+def load_repository(spec: str, *, twins: bool = False) -> Any:
+    """The repository class ``spec`` names (``twins=True``: an async one too)."""
     from .._repository import Repository
+    from .._repository_base import RepositoryBase
 
     target = load_target(spec)
-    if isinstance(target, type) and issubclass(target, Repository) and target is not Repository:
+    base = RepositoryBase if twins else Repository
+    if (
+        isinstance(target, type)
+        and issubclass(target, base)
+        and "__singletable_table__" in dir(target)
+    ):
         return target
     raise CLIError(
         f"{spec} is {_describe(target)}, not a Repository subclass "

@@ -16,6 +16,7 @@ from .._context import WriteContext
 from .._document_paths import is_document_path
 from .._entity import spec_of
 from .._entity_spec import EntitySpec
+from .._expressions import condition_of
 from .._flows import Flow, Send
 from .._keys import UPDATE_KEYWORDS
 from .._projection import is_projection
@@ -42,6 +43,7 @@ from .single import compile_create, compile_delete, compile_put
 from .update import compile_update
 
 if TYPE_CHECKING:
+    from .._conditions import ConditionFn
     from .._context import PlanContext
     from .._expressions import Condition
     from .._table import Table
@@ -118,15 +120,17 @@ class WritePlanner:
         batch_put draw once per write; updates and move keep the value)."""
         return drawn(self.spec(entity), entity)
 
-    def create_op(self, entity: Any, condition: Condition | None) -> WriteOp:
+    def create_op(self, entity: Any, condition: Condition | ConditionFn[Any] | None) -> WriteOp:
         spec = self.spec(entity)
+        condition = condition_of(condition, (spec.cls,))
         return compile_create(spec, drawn(spec, entity), self.write_context(), condition)
 
-    def put_op(self, entity: Any, condition: Condition | None) -> Flow[WriteOp]:
+    def put_op(self, entity: Any, condition: Condition | ConditionFn[Any] | None) -> Flow[WriteOp]:
         """The put of ``entity`` (its random shards already drawn: see :meth:`drawn`); with
         ``Unique()`` fields, after reading what is stored so the guards can move."""
         spec = self.spec(entity)
         ctx = self.write_context()
+        condition = condition_of(condition, (spec.cls,))
         if spec.unique_fields:
             key = spec.primary_key(spec.key_values(entity))
             previous = yield from self.read_live(spec, key)
@@ -179,7 +183,7 @@ class WritePlanner:
             append=options.get("append"),
             prepend=options.get("prepend"),
             if_not_exists=options.get("if_not_exists"),
-            condition=options.get("condition"),
+            condition=condition_of(options.get("condition"), (spec.cls,)),
             upsert=bool(options.get("upsert")),
             previous_unique=previous_unique,
             guard_ttl=guard_ttl,
@@ -191,7 +195,7 @@ class WritePlanner:
         """``update(entity, **field_changes)``: the fields whose validated value differs, set or
         removed; an update that writes nothing only checks that the item (still) exists."""
         ctx = self.write_context()
-        condition = changes.pop("condition", None)
+        condition = condition_of(changes.pop("condition", None), (spec.cls,))
         unknown = [k for k in changes if k not in spec.cls.model_fields]
         if unknown and is_document_path(unknown[0]):
             # The instance is whole: it sets whole fields. A path goes by the keyword form.
@@ -244,7 +248,7 @@ class WritePlanner:
         self,
         target: Any,
         keys: Mapping[str, Any],
-        condition: Condition | None,
+        condition: Condition | ConditionFn[Any] | None,
         must_exist: bool,
         *,
         holder: Any = UNREAD,
@@ -259,6 +263,7 @@ class WritePlanner:
         """
         spec = self.spec(target)
         ctx = self.write_context()
+        condition = condition_of(condition, (spec.cls,))
         instance = None if isinstance(target, type) else target
         if instance is not None:
             if keys:
@@ -294,13 +299,14 @@ class WritePlanner:
         return op, instance
 
     def condition_check_op(
-        self, target: Any, keys: Mapping[str, Any], condition: Condition
+        self, target: Any, keys: Mapping[str, Any], condition: Condition | ConditionFn[Any]
     ) -> WriteOp:
         spec = self.spec(target)
         if isinstance(target, type):
             key = spec.key_of_fields(keys)
         else:
             key = spec.primary_key(spec.key_values(target))
+        condition = condition_of(condition, (spec.cls,))
         return compile_condition_check(spec, self.write_context(), key=key, condition=condition)
 
     def move_ops(self, entity: Any, changes: Mapping[str, Any]) -> tuple[list[WriteOp], WriteOp]:
@@ -378,12 +384,12 @@ class WritePlanner:
             raise op.fail(read.get("Item")) from exc
         return response
 
-    def create(self, entity: Any, condition: Condition | None) -> Flow[Any]:
+    def create(self, entity: Any, condition: Condition | ConditionFn[Any] | None) -> Flow[Any]:
         op = self.create_op(entity, condition)
         yield from self.send(op, "create")
         return op.result
 
-    def put(self, entity: Any, condition: Condition | None) -> Flow[Any]:
+    def put(self, entity: Any, condition: Condition | ConditionFn[Any] | None) -> Flow[Any]:
         op = yield from self.put_op(self.drawn(entity), condition)
         yield from self.send(op, "put")
         return op.result
@@ -407,7 +413,11 @@ class WritePlanner:
         return current
 
     def delete(
-        self, target: Any, keys: Mapping[str, Any], condition: Condition | None, must_exist: bool
+        self,
+        target: Any,
+        keys: Mapping[str, Any],
+        condition: Condition | ConditionFn[Any] | None,
+        must_exist: bool,
     ) -> Flow[Any]:
         """Delete and return the old entity (None when there was none). By key, an entity with
         ``Unique()`` fields is read first; if the item changes between that read and the delete

@@ -22,6 +22,7 @@ from .commit import CancellationReason, commit, transaction_request
 from .ops import WriteOp
 
 if TYPE_CHECKING:
+    from .._conditions import ConditionFn
     from .._expressions import Condition
     from .planner import WritePlanner
 
@@ -56,7 +57,7 @@ class Transaction:
         self._entries.append(started.value if started.ready else started)  # type: ignore[arg-type]
         return started
 
-    def put(self, entity: E, *, condition: Condition | None = None) -> E:
+    def put(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Overwrite ``entity`` (version-checked); returns it as it will be stored."""
         entity = self.planner.drawn(entity)  # once: the op and the returned entity agree
         started = self._add_started(self.planner.put_op(entity, condition))
@@ -64,29 +65,72 @@ class Transaction:
             return started.value.result  # type: ignore[no-any-return,union-attr]
         return self.planner.stored_form(entity)  # type: ignore[no-any-return]
 
-    def create(self, entity: E, *, condition: Condition | None = None) -> E:
+    def create(self, entity: E, *, condition: Condition | ConditionFn[E] | None = None) -> E:
         """Create ``entity`` (fails the transaction if it exists); returns it as stored."""
         op = self.planner.create_op(entity, condition)
         self._add(op)
         return op.result  # type: ignore[no-any-return]
 
+    @overload
+    def update(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | ConditionFn[E] | None = ...,
+        **changes: Any,
+    ) -> None: ...
+    @overload
+    def update(
+        self, target: E, /, *, condition: Condition | ConditionFn[E] | None = ..., **changes: Any
+    ) -> None: ...
     def update(self, target: Any, /, **changes: Any) -> None:
         """Same arguments as ``Repository.update`` (instance or class + key fields)."""
         self._add_started(_first(self.planner.update_op(target, changes)))
 
+    @overload
+    def delete(
+        self,
+        target: type[E],
+        /,
+        *,
+        condition: Condition | ConditionFn[E] | None = ...,
+        must_exist: bool = ...,
+        **keys: Any,
+    ) -> None: ...
+    @overload
+    def delete(
+        self,
+        target: E,
+        /,
+        *,
+        condition: Condition | ConditionFn[E] | None = ...,
+        must_exist: bool = ...,
+        **keys: Any,
+    ) -> None: ...
     def delete(
         self,
         target: Any,
         /,
         *,
-        condition: Condition | None = None,
+        condition: Condition | ConditionFn[Any] | None = None,
         must_exist: bool = False,
         **keys: Any,
     ) -> None:
         """Same arguments as ``Repository.delete``."""
         self._add_started(_first(self.planner.delete_op(target, keys, condition, must_exist)))
 
-    def condition_check(self, target: Any, /, *, condition: Condition, **keys: Any) -> None:
+    @overload
+    def condition_check(
+        self, target: type[E], /, *, condition: Condition | ConditionFn[E], **keys: Any
+    ) -> None: ...
+    @overload
+    def condition_check(
+        self, target: E, /, *, condition: Condition | ConditionFn[E], **keys: Any
+    ) -> None: ...
+    def condition_check(
+        self, target: Any, /, *, condition: Condition | ConditionFn[Any], **keys: Any
+    ) -> None:
         """Fail the transaction unless ``condition`` holds on the item."""
         self._add(self.planner.condition_check_op(target, keys, condition))
 
