@@ -15,8 +15,8 @@ every verb on an event loop of the test's own, so the test body stays the same:
   recorder, fault injectors) apply to the async twin's aiobotocore client as well, so request
   counts and injected faults mean the same on both twins.
 
-moto's in-process mock does not serve aiohttp, so the async twin runs on ``moto_server``,
-``dynalite`` and ``endpoint``.
+moto's in-process mock does not serve aiohttp, so the async twin runs on ``moto_server`` and
+``endpoint`` (dynalite runs the sync twin only: see ``plugin.ASYNC_SKIPS``).
 """
 
 from __future__ import annotations

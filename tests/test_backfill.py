@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from singletable import BackfillReport, RetryPolicy
@@ -506,8 +506,8 @@ class Crash(Exception):
 
 @settings(
     max_examples=6,
-    deadline=None,
-    phases=[__import__("hypothesis").Phase.generate],
+    deadline=60_000,
+    phases=[Phase.generate],
     # one table per test: each example adds its own items to it
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

@@ -2,8 +2,9 @@
 
 - The README's test command (after ``pip install -e ".[dev]" &&``) is the command ``.ci/run``
   runs in its fresh environment with the newest dependencies.
-- ``ci/constraints-min.txt``, which ``.ci/run`` installs into a second fresh environment, pins
-  every runtime dependency at the minimum ``pyproject.toml`` declares.
+- ``ci/constraints-min.txt``, which ``.ci/run`` installs into a second fresh environment (a
+  release check, ``CI_MATRIX=1``), pins every runtime dependency at the minimum
+  ``pyproject.toml`` declares.
 - The environment with the newest botocore (what ``singletable[demo]`` installs) runs the
   documentation's snippets too.
 """
@@ -81,6 +82,6 @@ def test_the_newest_botocore_environment_runs_the_docs() -> None:
     text = CI_RUN.read_text()
     (command,) = re.findall(r'step "pytest, newest botocore[^"]*" \\\n((?:.*\\\n)*.*)$', text, re.M)
     words = command.replace("\\\n", " ").split()
-    assert words[:2] == ["in_venv", '"$VENVS/sync"'] and "pytest" in words
+    assert words[:2] == ["in_venv", '"$VENVS/main"'] and "pytest" in words
     assert "tests/test_docs.py" in words
     assert "pip uninstall --quiet -y aiobotocore" in text.replace("\\\n", " ")

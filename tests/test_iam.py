@@ -352,7 +352,12 @@ def test_the_demo_shops_policy() -> None:
         )
     ]
     assert by_sid["IndexQuery"]["Action"] == ["dynamodb:Query"]
-    assert by_sid["IndexQuery"]["Resource"] == [f"{arn}/index/GSI1", f"{arn}/index/Inverted"]
+    assert by_sid["IndexQuery"]["Resource"] == [
+        f"{arn}/index/GSI1",
+        f"{arn}/index/Inverted",
+        f"{arn}/index/OrdersByStatus",
+        f"{arn}/index/OrdersByTotal",
+    ]
     assert not any("Scan" in a for s in policy["Statement"] for a in s["Action"])
 
 

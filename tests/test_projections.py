@@ -3,11 +3,12 @@ twins, plus their compiled requests and definition-time refusals."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 import pytest
+from moto_fixtures.tables import NOW
 
 from singletable import (
     GSI,
@@ -301,3 +302,17 @@ def test_projected_fields_read_like_the_entity_reads_them() -> None:
 
     decoded = ProjectionPlan(Dated, spec_of(Order)).decode(item)
     assert decoded.created_at == created == Order.from_item(item).created_at
+
+
+def test_an_expired_item_is_not_read_through_a_projection(repo: Summaries, clock: Any) -> None:
+    """A projection leaves the TTL attribute out of the model, not out of the request: an
+    expired order stays hidden from a projected query, whichever clock reading makes it so."""
+    put_raw(repo, order(0, expires_at=NOW - timedelta(hours=1)))
+    put_raw(repo, order(1, expires_at=NOW + timedelta(hours=1)))
+    put_raw(repo, order(2))
+    summaries = repo.order_summaries(customer_id="42")
+    assert [s.order_id for s in summaries] == ["A002", "A001"]
+    assert all(isinstance(s, OrderSummary) for s in summaries)
+    clock.now = NOW + timedelta(hours=2)
+    assert [s.order_id for s in repo.order_summaries(customer_id="42")] == ["A002"]
+    assert repo.order_summaries.count(customer_id="42") == 1

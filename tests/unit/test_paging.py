@@ -159,6 +159,8 @@ def test_valid_base64_of_random_json(codec: CursorCodec, payload: Any, tail: str
     except ValueError:
         return  # NaN and friends are still JSON to json.dumps; nothing else is
     key = outcome(codec, "1." + b64(text.encode()) + tail)
+    if codec is not UNSIGNED:
+        assert key is None  # a repository with a secret never accepts an unsigned cursor
     if key is not None:
         assert frozenset(key) == ATTRS
         assert all(len(av) == 1 and next(iter(av)) in ("S", "N", "B") for av in key.values())
@@ -182,3 +184,12 @@ def test_random_secrets(secrets: list[str | bytes]) -> None:
     assert codec.decode(token, BINDING, ATTRS) == KEY
     outcome(codec, token + "x")
     outcome(codec, token.rpartition(".")[0] + ".é")
+
+
+def test_a_codec_with_a_secret_refuses_an_unsigned_cursor() -> None:
+    forged = UNSIGNED.encode(KEY, BINDING)
+    assert UNSIGNED.decode(forged, BINDING, ATTRS) == KEY
+    for codec in CODECS:
+        if codec is not UNSIGNED:
+            with pytest.raises(InvalidCursor):
+                codec.decode(forged, BINDING, ATTRS)

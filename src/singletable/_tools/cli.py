@@ -205,19 +205,35 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The command line: one sub-parser per command, each built by its ``_add_*``."""
     from .. import __version__
-    from ..errors import DOCS_URL
-    from . import _help as text
     from ._text import ParagraphHelpFormatter
 
     parser = Parser(
         prog=PROG,
-        description=text.DESCRIPTION,
+        description=_help_text().DESCRIPTION,
         formatter_class=ParagraphHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    _add_explain(commands)
+    _add_lint(commands)
+    _add_schema(commands)
+    _add_layout(commands)
+    _add_demo(commands)
+    add_backfill(commands)
+    _add_stubs(commands)
+    return parser
 
+
+def _help_text() -> Any:
+    from . import _help
+
+    return _help
+
+
+def _add_explain(commands: Any) -> None:
+    text = _help_text()
     explain = commands.add_parser(
         "explain",
         help="print the access-pattern table",
@@ -244,6 +260,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     explain.set_defaults(handler=cmd_explain)
 
+
+def _add_lint(commands: Any) -> None:
+    from ..errors import DOCS_URL
+    from ._text import ParagraphHelpFormatter
+
+    text = _help_text()
     lint = commands.add_parser(
         "lint",
         help="check the key design (hot partitions, collisions, overlaps, ...)",
@@ -267,10 +289,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lint.set_defaults(handler=cmd_lint)
 
+
+def _add_schema(commands: Any) -> None:
     from ._schema import add_schema_parser
 
     add_schema_parser(commands).set_defaults(handler=cmd_schema)
 
+
+def _add_layout(commands: Any) -> None:
+    from ._text import ParagraphHelpFormatter
+
+    text = _help_text()
     layout = commands.add_parser(
         "layout",
         help="show items grouped by partition and what each pattern returns",
@@ -303,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     layout.add_argument("--html", metavar="OUT", help="write a self-contained HTML file")
     layout.set_defaults(handler=cmd_layout, parser=layout)
 
+
+def _add_demo(commands: Any) -> None:
+    text = _help_text()
     demo = commands.add_parser(
         "demo",
         help="run the demo shop end to end on an embedded DynamoDB",
@@ -337,10 +369,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=text.DEMO_FORMAT,
     )
     demo.set_defaults(handler=cmd_demo)
-
-    add_backfill(commands)
-    _add_stubs(commands)
-    return parser
 
 
 def _add_stubs(commands: Any) -> None:

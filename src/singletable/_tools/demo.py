@@ -388,39 +388,7 @@ def run(
 
         progress.print("\n## Every pattern, run (operation sent, requests, capacity, result)\n")
         rows = {row.pattern: row for row in repository.explain()}
-        failures = 0
-        requests = 0
-        scans = 0
-        width = max((len(n) for n, _ in calls), default=10)
-        op_width = max((len(r.operation) for r in rows.values()), default=7)
-        for name, keywords in calls:
-            row = rows.get(name)
-            if row is None:
-                progress.print(f"[!!] {name}: no such pattern on {repository.__qualname__}")
-                failures += 1
-                continue
-            log.reset()
-            try:
-                result: Any = getattr(repo, name)(**keywords)
-                text = short_repr(result)
-            except Exception as exc:
-                text = f"raised {type(exc).__name__}: {exc}"
-                failures += 1
-            sent = list(log.operations)
-            requests += len(sent)
-            scans += sent.count("Scan")
-            expected = expected_operations(row.operation)
-            ok = bool(sent) and sent == expected[: len(sent)] and not text.startswith("raised")
-            failures += 0 if ok else 1
-            units = log.capacity_units()
-            capacity = f"{units:g} RCU" if units is not None else "capacity n/a"
-            operation = operations_text(sent) or "nothing sent"
-            count = f"{len(sent)} request" + ("" if len(sent) == 1 else "s")
-            line = (
-                f"[{'ok' if ok else '!!'}] {name:<{width}}  {operation:<{op_width}}  "
-                f"{count:<10}  {capacity:<7}  {_call_text(name, keywords)} -> {text}"
-            )
-            progress.print(_fit_line(line, stream))
+        failures, requests, scans = _run_calls(repo, repository, rows, calls, log, progress, stream)
         missing = [n for n in rows if n not in {c for c, _ in calls}]
         if missing:
             progress.print(f"\nnot exercised by EXAMPLE_CALLS: {', '.join(missing)}")
@@ -434,3 +402,50 @@ def run(
         f"{scans} scans; {verdict}"
     )
     return 0 if not failures else 1
+
+
+def _run_calls(
+    repo: Any,
+    repository: Any,
+    rows: dict[str, Any],
+    calls: Any,
+    log: RequestLog,
+    progress: Progress,
+    stream: IO[str],
+) -> tuple[int, int, int]:
+    """Run every example call, one line each: (failures, requests sent, scans sent). A call
+    fails when it raises or sends other requests than its explain row states."""
+    failures = 0
+    requests = 0
+    scans = 0
+    width = max((len(n) for n, _ in calls), default=10)
+    op_width = max((len(r.operation) for r in rows.values()), default=7)
+    for name, keywords in calls:
+        row = rows.get(name)
+        if row is None:
+            progress.print(f"[!!] {name}: no such pattern on {repository.__qualname__}")
+            failures += 1
+            continue
+        log.reset()
+        try:
+            result: Any = getattr(repo, name)(**keywords)
+            text = short_repr(result)
+        except Exception as exc:
+            text = f"raised {type(exc).__name__}: {exc}"
+            failures += 1
+        sent = list(log.operations)
+        requests += len(sent)
+        scans += sent.count("Scan")
+        expected = expected_operations(row.operation)
+        ok = bool(sent) and sent == expected[: len(sent)] and not text.startswith("raised")
+        failures += 0 if ok else 1
+        units = log.capacity_units()
+        capacity = f"{units:g} RCU" if units is not None else "capacity n/a"
+        operation = operations_text(sent) or "nothing sent"
+        count = f"{len(sent)} request" + ("" if len(sent) == 1 else "s")
+        line = (
+            f"[{'ok' if ok else '!!'}] {name:<{width}}  {operation:<{op_width}}  "
+            f"{count:<10}  {capacity:<7}  {_call_text(name, keywords)} -> {text}"
+        )
+        progress.print(_fit_line(line, stream))
+    return failures, requests, scans
