@@ -133,6 +133,11 @@ def pytest_report_header(config: pytest.Config) -> str:
 #: budget without covering more.
 ASYNC_SKIPS = frozenset({"inproc", "dynalite"})
 
+#: Where a test runs on both twins, the sync twin skips the moto server: it meets moto's
+#: answers in process and the HTTP path on dynalite, and the async twin meets both on the moto
+#: server. A test pinned to the sync twin (``@pytest.mark.twin("sync")``) keeps it.
+SYNC_SKIPS_WITH_BOTH_TWINS = frozenset({"moto_server"})
+
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "backend" not in metafunc.fixturenames:
@@ -171,11 +176,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 f"twin(s) {unknown}; known: {TWINS}"
             )
         twins = [t for t in twins if t in chosen.args]
+    # the sync twin meets moto in process and the HTTP path on dynalite
+    sync_elsewhere = (
+        len(twins) == 2 and "inproc" in names and "dynalite" in names
+    ) and not _unavailable("dynalite")
     pairs = []
     for name in names:
         for twin in twins:
             if twin == "async" and name in ASYNC_SKIPS:
                 continue  # see ASYNC_SKIPS
+            if twin == "sync" and name in SYNC_SKIPS_WITH_BOTH_TWINS and sync_elsewhere:
+                continue  # see SYNC_SKIPS_WITH_BOTH_TWINS
             reason = _unavailable(name) or (async_unavailable() if twin == "async" else None)
             marks = [pytest.mark.skip(reason=reason)] if reason else []
             pairs.append(pytest.param(name, twin, id=f"{name}-{twin}", marks=marks))
