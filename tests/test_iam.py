@@ -19,6 +19,7 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import pytest
@@ -47,6 +48,8 @@ MODULES = [
     "examples.merchant.repository",
     "examples.counters.repository",
     "examples.copies.repository",
+    "examples.battle_royale.repository",
+    "examples.order_entry.repository",
 ]
 
 pytestmark = [pytest.mark.backend("inproc")]
@@ -403,3 +406,14 @@ def test_the_cli_needs_a_repository_for_a_policy() -> None:
     result = run_cli("schema", "examples.copies.models:copies", "--format", "iam")
     assert result.returncode == 2
     assert "Repository" in result.stderr
+
+
+def test_every_example_is_covered() -> None:
+    """A new example gets its policy and its Workbench round trip checked too."""
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    found = {
+        f"examples.{d.name}.repository"
+        for d in examples.iterdir()
+        if (d / "repository.py").exists()
+    }
+    assert found <= set(MODULES)
