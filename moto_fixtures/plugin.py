@@ -126,17 +126,17 @@ def pytest_report_header(config: pytest.Config) -> str:
     return "dynamodb backends: " + ", ".join(parts)
 
 
-#: Backends the async twin does not run on. moto's in-process mock does not serve aiohttp (see
-#: twins.py). dynalite serves the sync twin only: the twins share every flow, so what dynalite
-#: adds (its own answers, its gaps) shows on either, and the async twin's transport is
-#: exercised on the moto server (and any endpoint); running it twice there cost CI's time
-#: budget without covering more.
-ASYNC_SKIPS = frozenset({"inproc", "dynalite"})
+#: Backends the async twin cannot run on: moto's in-process mock does not serve aiohttp (see
+#: twins.py).
+ASYNC_UNSERVED = frozenset({"inproc"})
 
-#: Where a test runs on both twins, the sync twin skips the moto server: it meets moto's
-#: answers in process and the HTTP path on dynalite, and the async twin meets both on the moto
-#: server. A test pinned to the sync twin (``@pytest.mark.twin("sync")``) keeps it.
-SYNC_SKIPS_WITH_BOTH_TWINS = frozenset({"moto_server"})
+#: Each backend once, for a test that runs on both twins without naming them: the async twin
+#: skips dynalite and the sync twin the moto server. The twins share every flow, so the sync
+#: twin meets moto's answers in process and the HTTP path on dynalite, and the async twin
+#: meets both on the moto server; running every backend on both twins doubled CI's time without
+#: covering more. A test that names its twins (``@pytest.mark.twin("sync", "async")``, e.g. one
+#: about what a backend answers) runs on every pair.
+ONCE_PER_BACKEND = frozenset({("async", "dynalite"), ("sync", "moto_server")})
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -176,17 +176,19 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 f"twin(s) {unknown}; known: {TWINS}"
             )
         twins = [t for t in twins if t in chosen.args]
-    # the sync twin meets moto in process and the HTTP path on dynalite
-    sync_elsewhere = (
-        len(twins) == 2 and "inproc" in names and "dynalite" in names
-    ) and not _unavailable("dynalite")
+    # each backend once (see ONCE_PER_BACKEND), while every backend keeps a twin
+    once = (
+        not (chosen is not None and chosen.args)
+        and {"inproc", "moto_server", "dynalite"} <= set(names)
+        and not _unavailable("dynalite")
+    )
     pairs = []
     for name in names:
         for twin in twins:
-            if twin == "async" and name in ASYNC_SKIPS:
-                continue  # see ASYNC_SKIPS
-            if twin == "sync" and name in SYNC_SKIPS_WITH_BOTH_TWINS and sync_elsewhere:
-                continue  # see SYNC_SKIPS_WITH_BOTH_TWINS
+            if twin == "async" and name in ASYNC_UNSERVED:
+                continue  # see ASYNC_UNSERVED
+            if once and (twin, name) in ONCE_PER_BACKEND:
+                continue  # see ONCE_PER_BACKEND
             reason = _unavailable(name) or (async_unavailable() if twin == "async" else None)
             marks = [pytest.mark.skip(reason=reason)] if reason else []
             pairs.append(pytest.param(name, twin, id=f"{name}-{twin}", marks=marks))

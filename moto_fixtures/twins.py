@@ -16,7 +16,7 @@ every verb on an event loop of the test's own, so the test body stays the same:
   counts and injected faults mean the same on both twins.
 
 moto's in-process mock does not serve aiohttp, so the async twin runs on ``moto_server`` and
-``endpoint`` (dynalite runs the sync twin only: see ``plugin.ASYNC_SKIPS``).
+``endpoint`` (and on dynalite for tests that name both twins: see ``plugin.ONCE_PER_BACKEND``).
 """
 
 from __future__ import annotations

@@ -247,6 +247,7 @@ class Ledger(Repository, table=ledger):
     account = get(Account)
 
 
+@pytest.mark.twin("sync", "async")  # what dynalite answers, on both twins
 def test_a_failure_without_the_item_is_classified_from_one_consistent_read(
     make_repo: Any, backend: Any, recorder: Any
 ) -> None:
