@@ -365,8 +365,6 @@ def count_items(operation: str, params: dict[str, Any], pattern: str) -> flows.F
     ``Select=COUNT`` over every page."""
     params.pop("Limit", None)
     params["Select"] = "COUNT"
-    if params.pop("ProjectionExpression", None) is not None:
-        _drop_unused_names(params)  # DynamoDB refuses a projection, and unused names, there
     total = 0
     while True:
         response = yield flows.Send(operation, dict(params), pattern)
@@ -375,22 +373,6 @@ def count_items(operation: str, params: dict[str, Any], pattern: str) -> flows.F
         if last is None:
             return total
         params["ExclusiveStartKey"] = last
-
-
-def _drop_unused_names(params: dict[str, Any]) -> None:
-    """Leave only the ``#name`` placeholders the key condition and filter still use."""
-    import re
-
-    used = " ".join(params.get(k, "") for k in ("KeyConditionExpression", "FilterExpression"))
-    names = {
-        name: attribute
-        for name, attribute in params.get("ExpressionAttributeNames", {}).items()
-        if re.search(re.escape(name) + r"(?![A-Za-z0-9_])", used)
-    }
-    if names:
-        params["ExpressionAttributeNames"] = names
-    else:
-        params.pop("ExpressionAttributeNames", None)
 
 
 def pattern_argument_error(

@@ -216,6 +216,10 @@ class QueryPattern(KeyedPattern, Paged[T]):
         if not (self.keys_only or self.hydrate):
             # Count only this entity's live items: ownership as a filter.
             add_filter(params, self.specs[0].ownership_filter(ctx.now_epoch()), "c")
+        if self.projected is not None:  # DynamoDB refuses a projection with Select=COUNT
+            del params["ProjectionExpression"]
+            for name in self.projected[1]:  # (placeholders of the projection alone)
+                del params["ExpressionAttributeNames"][name]
         return (yield from count_items("Query", params, self.name))
 
     def _key_refs(

@@ -207,11 +207,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     """The command line: one sub-parser per command, each built by its ``_add_*``."""
     from .. import __version__
+    from . import _help as text
     from ._text import ParagraphHelpFormatter
 
     parser = Parser(
         prog=PROG,
-        description=_help_text().DESCRIPTION,
+        description=text.DESCRIPTION,
         formatter_class=ParagraphHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
@@ -226,14 +227,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _help_text() -> Any:
-    from . import _help
-
-    return _help
-
-
 def _add_explain(commands: Any) -> None:
-    text = _help_text()
+    from . import _help as text
+
     explain = commands.add_parser(
         "explain",
         help="print the access-pattern table",
@@ -263,9 +259,9 @@ def _add_explain(commands: Any) -> None:
 
 def _add_lint(commands: Any) -> None:
     from ..errors import DOCS_URL
+    from . import _help as text
     from ._text import ParagraphHelpFormatter
 
-    text = _help_text()
     lint = commands.add_parser(
         "lint",
         help="check the key design (hot partitions, collisions, overlaps, ...)",
@@ -297,9 +293,9 @@ def _add_schema(commands: Any) -> None:
 
 
 def _add_layout(commands: Any) -> None:
+    from . import _help as text
     from ._text import ParagraphHelpFormatter
 
-    text = _help_text()
     layout = commands.add_parser(
         "layout",
         help="show items grouped by partition and what each pattern returns",
@@ -334,7 +330,8 @@ def _add_layout(commands: Any) -> None:
 
 
 def _add_demo(commands: Any) -> None:
-    text = _help_text()
+    from . import _help as text
+
     demo = commands.add_parser(
         "demo",
         help="run the demo shop end to end on an embedded DynamoDB",

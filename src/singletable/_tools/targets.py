@@ -108,7 +108,7 @@ def load_repository(spec: str, *, twins: bool = False) -> Any:
     if (
         isinstance(target, type)
         and issubclass(target, base)
-        and "__singletable_table__" in dir(target)
+        and getattr(target, "__singletable_table__", None) is not None  # (not the bases)
     ):
         return target
     raise CLIError(
