@@ -78,7 +78,7 @@ _MISSING: dict[str, frozenset[str]] = {
 }
 
 # What a backend lacks, in words: docs/testing.md's table is generated from these, the feature
-# flags above and divergences.KNOWN_DIVERGENCES (tests/test_testing_docs.py checks it).
+# flags above and divergences.KNOWN_DIVERGENCES (tests/project/test_testing_docs.py checks it).
 FEATURE_GAPS: dict[str, str] = {
     TRANSACTIONS: "no transactions (TransactWriteItems, TransactGetItems)",
     TTL_API: "no UpdateTimeToLive",
@@ -97,7 +97,8 @@ OTHER_GAPS: dict[str, tuple[str, ...]] = {
         "no aiohttp: aiobotocore clients (the async twin) need a server",
     ),
     "moto_server": (),
-    # keys over 2,048 (partition) / 1,024 (sort) bytes are stored (tests/test_hostile_input.py)
+    # keys over 2,048 (partition) / 1,024 (sort) bytes are stored
+    # (tests/backend/test_hostile_input.py)
     "dynalite": ("no key-size limits",),
     "endpoint": (),
 }

@@ -48,7 +48,7 @@ KNOWN_DIVERGENCES: dict[tuple[str, str], str] = {
         "test_a_native_index_added_to_a_live_table_needs_no_backfill",
         "dynalite",
     ): _GSI_CREATE_THROUGHPUT,
-    # Self-test of the mechanism (tests/test_backends.py); keep these two entries.
+    # Self-test of the mechanism (tests/backend/test_backends.py); keep these two entries.
     ("test_divergence_unused_expression_attribute_values", "inproc"): _UNUSED_EAV,
     ("test_divergence_unused_expression_attribute_values", "moto_server"): _UNUSED_EAV,
 }

@@ -1,4 +1,4 @@
-"""One worker of the backfill chaos test (``tests/test_backfill_chaos.py``), run as its own
+"""One worker of the backfill chaos test (``tests/backend/test_backfill_chaos.py``), run as its own
 process: ``python -m tests.backfill_chaos_worker ENDPOINT TABLE JOB SEGMENTS LEASE LIMIT``.
 
 It runs ``repo.backfill(Order, segments=SEGMENTS, job=JOB, lease_seconds=LEASE)`` against the

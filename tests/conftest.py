@@ -84,7 +84,7 @@ def store(make_repo: Callable[..., Any]) -> Store:
 
 # -- Hypothesis: a bounded number of examples and a deadline for every property test -------------
 # (print_blob: a failure prints the line that reproduces it, since CI keeps no example database).
-# Tests that set their own settings keep within tests/test_property_settings.py's bounds.
+# Tests that set their own settings keep within tests/project/test_property_settings.py's bounds.
 
 from hypothesis import settings  # noqa: E402
 

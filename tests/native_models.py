@@ -1,4 +1,4 @@
-"""Models keyed on native (multi-attribute) index keys, for tests/test_native_keys.py.
+"""Models keyed on native (multi-attribute) index keys, for tests/backend/test_native_keys.py.
 
 Two tables: ``arena`` has only single-attribute native indexes (dynalite serves those), and
 ``tenants`` multi-attribute ones (DynamoDB since November 2025, moto 5.2.5; not dynalite).

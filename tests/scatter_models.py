@@ -1,5 +1,5 @@
-"""Models for tests/test_scatter.py: scatter over finite domains (an Enum first in a sort key, a
-Literal in a partition key, random and hashed ``Shard`` fields) on template and native
+"""Models for tests/backend/test_scatter.py: scatter over finite domains (an Enum first in a sort
+key, a Literal in a partition key, random and hashed ``Shard`` fields) on template and native
 indexes, scatter collections, and scans of sparse indexes.
 
 ``book`` holds only derived and single-attribute native indexes, so every backend serves it

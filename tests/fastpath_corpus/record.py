@@ -1,4 +1,4 @@
-"""Record the differential corpus for ``singletable.fastpath`` (``tests/test_fastpath.py``).
+"""Record the differential corpus for ``singletable.fastpath`` (``tests/backend/test_fastpath.py``).
 
 Runs the same DynamoDB data-plane calls against moto in-process, moto server and (when
 node and dynalite are available) dynalite, and saves every raw HTTP response (status,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from singletable._entity import spec_of
-from tests.unit.test_index_changes_shortcut import Task, Ticket
+from tests.unit.verbs.test_index_keys import Task, Ticket
 
 
 def test_holds_checks_the_when_values_the_verdict_and_the_template_fields() -> None:

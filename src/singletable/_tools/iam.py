@@ -21,7 +21,7 @@ allows exactly the DynamoDB actions the repository sends, on the resources it se
   ``table/NAME/stream/*``, and ``ListStreams``, which IAM only grants on ``*``.
 
 The account, region, partition and table name are options (``*`` for any account or region;
-the table name defaults to the Table's). ``tests/test_iam.py`` runs the demo shop and every
+the table name defaults to the Table's). ``tests/backend/test_iam.py`` runs the demo shop and every
 example, records each request the repository sends, and checks that the policy allows every
 one of them and nothing they do not use.
 """

@@ -1,6 +1,6 @@
 """Deliberate mistakes in attribute-form pattern calls: each marked line must be an error under
 mypy with the ``singletable.mypy`` plugin and under pyright with the generated stub, with (at
-least) the codes named, and no other line may be (tests/test_typing.py). Never executed."""
+least) the codes named, and no other line may be (tests/project/test_typing.py). Never executed."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@
 
 Sources: the Amazon DynamoDB Developer Guide, "DynamoDB read and write operations" and
 "Global secondary indexes: provisioned throughput considerations", and the DynamoDB pricing
-page (``tests/unit/test_costs.py`` holds their worked examples).
+page (``tests/unit/tools/test_costs.py`` holds their worked examples).
 """
 
 from __future__ import annotations

@@ -1,0 +1,170 @@
+"""The direct transport against botocore's pipeline: the same requests on the wire (bodies
+byte for byte, every header but the date, signature and invocation id, the signed headers and
+their values), the same results, on moto's server, dynalite and the replay endpoint, on both
+twins.
+
+The direct transport sends HTTP itself, so these suites run on the HTTP backends only
+(in-process moto answers inside botocore's event hooks, which direct requests do not run).
+Each scenario runs once per transport on a freshly created table, through a
+:class:`moto_fixtures.wire.WireProxy` that records what each transport sent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from moto_fixtures import NOW, Backend, Clock, create_table
+from moto_fixtures.wire import Recorded, WireProxy
+
+from singletable import SingleTableError
+from tests.direct_support import TRANSPORTS, comparable, open_repo, raw_body_equal
+from tests.models import Customer, Order, Product, Status, shop
+
+pytestmark = pytest.mark.backend("moto_server", "dynalite")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _orders(count: int) -> list[Order]:
+    return [
+        Order(
+            customer_id="c1",
+            order_id=f"o{i:02}",
+            created_at=NOW + timedelta(minutes=i),
+            status=Status.PENDING if i % 2 else Status.SHIPPED,
+            total=Decimal(i) + Decimal("0.25"),
+            customer_name="Ann \u00e9",
+        )
+        for i in range(count)
+    ]
+
+
+def _code(call: Callable[[], Any]) -> tuple[str, str | None]:
+    try:
+        call()
+    except SingleTableError as error:
+        return type(error).__name__, getattr(error, "aws_code", None)
+    raise AssertionError("the call did not fail")
+
+
+def scenario(repo: Any, backend: Backend) -> list[Any]:
+    """Every operation singletable sends (each at least once); what each call returned."""
+    orders = _orders(30)
+    out: list[Any] = [repo.put(orders[0])]  # PutItem
+    out.append(repo.batch_put(orders[1:]))  # BatchWriteItem x2
+    out.append(list(repo.customer_orders.all(customer_id="c1")))  # Query, paged
+    out.append(repo.orders_by_status.first(status=Status.PENDING))  # Query on an index
+    out.append(repo.update(orders[0], customer_name="Bo"))  # UpdateItem, instance form
+    key = {"customer_id": "c1", "created_at": orders[1].created_at, "order_id": "o01"}
+    out.append(repo.update(Order, **key, add={"total": Decimal("5")}))  # UpdateItem, keywords
+    out.append(repo.batch_get([orders[2], orders[3]]))  # BatchGetItem
+    out.append(repo.delete(orders[4]))  # DeleteItem
+    product = Product(product_id="p1", name="Pen", category="office", price=Decimal("1.5"), stock=3)
+    out.append(repo.create(product))  # PutItem with a condition
+    again = Product(product_id="p1", name="Pencil", category="office", price=Decimal(1), stock=1)
+    out.append(_code(lambda: repo.create(again)))  # a failed condition
+    out.append(repo.product(product_id="p1"))  # GetItem
+    out.append(repo.product(product_id="nope"))  # GetItem, nothing found
+    out.append(repo.backfill(Order, dry_run=True).scanned)  # Scan
+    if backend.supports("transactions"):
+        ann = Customer(customer_id="k1", name="Ann", email="ann@example.com")
+        out.append(repo.create(ann))  # TransactWriteItems (a Unique guard)
+        twin = Customer(customer_id="k2", name="Ann", email="ann@example.com")
+        out.append(_code(lambda: repo.create(twin)))  # a cancelled transaction
+        out.append(repo.transact_get([ann, product]))  # TransactGetItems
+    return out
+
+
+def _run_both(
+    backend: Backend, client: Any, twin: str, clock: Clock, upstream: str, table: str
+) -> tuple[dict[str, list[Any]], dict[str, list[Recorded]]]:
+    """The scenario on each transport, on a new table each time, through one proxy."""
+    results: dict[str, list[Any]] = {}
+    sent: dict[str, list[Recorded]] = {}
+    with WireProxy(upstream) as proxy:
+        for transport in TRANSPORTS:
+            if table in client.list_tables()["TableNames"]:
+                client.delete_table(TableName=table)
+            create_table(backend, client, shop, table)
+            clock.now = NOW
+            proxy.clear()
+            with ExitStack() as stack:
+                repo = open_repo(stack, twin, transport, proxy.url, table, clock)
+                results[transport] = scenario(repo, backend)
+            sent[transport] = list(proxy.requests)
+    return results, sent
+
+
+def _assert_same_wire(sent: dict[str, list[Recorded]]) -> None:
+    assert [r.target for r in sent["direct"]] == [r.target for r in sent["botocore"]]
+    for botocore_request, direct_request in zip(sent["botocore"], sent["direct"], strict=True):
+        direct, expected = comparable(direct_request), comparable(botocore_request)
+        assert set(direct["headers"].items()) ^ set(expected["headers"].items()) == set()
+        assert direct == expected
+        assert raw_body_equal(direct_request, botocore_request)
+
+
+def test_every_operation_is_the_same_on_the_wire_and_in_results(
+    backend: Backend, client: Any, twin: str, clock: Clock, table_name: str
+) -> None:
+    assert backend.endpoint_url is not None
+    results, proxies = _run_both(backend, client, twin, clock, backend.endpoint_url, table_name)
+    _assert_same_wire(proxies)
+    assert results["direct"] == results["botocore"]
+    targets = {r.target for r in proxies["direct"]}
+    expected = {"PutItem", "BatchWriteItem", "Query", "UpdateItem", "BatchGetItem", "DeleteItem"}
+    expected |= {"GetItem", "Scan"}
+    if backend.supports("transactions"):
+        expected |= {"TransactWriteItems", "TransactGetItems"}
+    assert targets == expected
+
+
+def _replay_module() -> Any:
+    spec = importlib.util.spec_from_file_location("replay_server", ROOT / "bench/replay_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def replay(backend: Backend) -> Iterator[tuple[str, Any]]:
+    """bench/replay_server.py in a thread, recording from ``backend`` (moto's server)."""
+    module = _replay_module()
+    store = module.ReplayStore(backend.endpoint_url)
+    server = module.ReplayHTTPServer(("127.0.0.1", 0), module.make_handler(store))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", store
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.backend("moto_server")
+def test_replay_endpoint_answers_the_direct_transport_from_botocore_s_recordings(
+    backend: Backend,
+    client: Any,
+    twin: str,
+    clock: Clock,
+    table_name: str,
+    replay: tuple[str, Any],
+) -> None:
+    """The replay server keys recordings by target and body bytes: every direct request
+    without a generated token is a replay of the request botocore sent."""
+    url, store = replay
+    results, proxies = _run_both(backend, client, twin, clock, url, table_name)
+    _assert_same_wire(proxies)
+    assert results["direct"] == results["botocore"]
+    direct = proxies["direct"]
+    tokens = sum(b"ClientRequestToken" in r.body for r in direct)
+    stats = store.stats()
+    assert stats["replayed"] == len(direct) - tokens
+    assert stats["recorded"] == len(proxies["botocore"]) + tokens
