@@ -89,6 +89,9 @@ class Contender:
     timed_get: Callable[[int], tuple[int, int]] | None = None
     timed_query: Callable[[], tuple[int, int]] | None = None
     python_values: bool = False  # plain python dicts out (aiodynamo), not wire dicts
+    # timed with the process's CPU clock, not the calling thread's: pydynox runs each call on
+    # its Rust runtime's threads, which the thread clock would not count
+    process_cpu: bool = False
 
 
 # -- the sync contenders --------------------------------------------------------------------
@@ -187,6 +190,7 @@ def make_contenders(
         contenders.append(
             raw(endpoint.client(config), "raw boto3 + client_config()", reference=True)
         )
+    contenders += pydynox_contenders(endpoint, get_params, query_params)
     if side is not None:
         contenders += async_contenders(side, endpoint, keys, get_params, query_params)
     return {c.name: c for c in contenders}
@@ -347,6 +351,64 @@ def async_contenders(
         contenders.append(aiodynamo)
     contenders.append(raw(raw_fast_client, "raw aiobotocore + fast path", reference=True))
     return contenders
+
+
+# -- pydynox --------------------------------------------------------------------------------
+
+
+def pydynox_contenders(
+    endpoint: Endpoint, get_params: list[dict[str, Any]], query_params: dict[str, Any]
+) -> list[Contender]:
+    """pydynox's Rust client (its own HTTP, SigV4 and JSON, no botocore) reading what the raw
+    client's requests read: ``pydynox (plain dicts)``, its fastest read (Rust-decoded dicts, no
+    model instances), and ``pydynox + model_validate``, those dicts validated into ``Order``
+    (a typed result, as singletable's). None, with the reason printed, where pydynox is not
+    installed or the endpoint is HTTPS with a test certificate (its client takes no CA bundle).
+    """
+    try:
+        import pydynox
+    except ImportError:
+        print(f"({endpoint.name}: pydynox left out: pydynox is not installed)")
+        return []
+    if endpoint.certfile is not None:
+        print(f"({endpoint.name}: pydynox left out: its client cannot trust a test certificate)")
+        return []
+    client = pydynox.DynamoDBClient(
+        region="us-east-1", access_key="bench", secret_key="bench", endpoint_url=endpoint.url
+    )
+    table = query_params["TableName"]
+    keys = [{name: value["S"] for name, value in p["Key"].items()} for p in get_params]
+    values = {name: value["S"] for name, value in query_params["ExpressionAttributeValues"].items()}
+    query = {
+        "key_condition_expression": query_params["KeyConditionExpression"],
+        "expression_attribute_names": query_params["ExpressionAttributeNames"],
+        "expression_attribute_values": values,
+        "limit": query_params["Limit"],
+        "page_size": query_params["Limit"],  # one request, as the raw client's
+    }
+    validate = Order.model_validate
+
+    def get_typed(i: int) -> Order | None:
+        item = client.sync_get_item(table, keys[i % len(keys)])
+        return None if item is None else validate(item)
+
+    return [
+        Contender(
+            "pydynox (plain dicts)",
+            lambda i: client.sync_get_item(table, keys[i % len(keys)]),
+            lambda: list(client.sync_query(table, **query)),
+            typed=False,
+            python_values=True,
+            process_cpu=True,
+        ),
+        Contender(
+            "pydynox + model_validate",
+            get_typed,
+            lambda: [validate(item) for item in client.sync_query(table, **query)],
+            typed=True,
+            process_cpu=True,
+        ),
+    ]
 
 
 # -- aiodynamo -------------------------------------------------------------------------------
