@@ -3,7 +3,7 @@ plain class mixed into both twins (as an application would write it).
 
 mypy sees this module as it is and types the calls through the ``singletable.mypy`` plugin;
 pyright reads ``typings/typing_shop.pyi``, which ``singletable stubs typing_shop:Shop``
-generates from it (tests/test_typing.py keeps the two in step).
+generates from it (tests/project/test_typing.py keeps the two in step).
 """
 
 from __future__ import annotations
