@@ -83,7 +83,7 @@ def guard_put(
         names["@ttl"] = table.ttl_attribute
         values["@now"] = {"N": str(ctx.now_epoch())}
     params: dict[str, Any] = {"TableName": ctx.table_name, "Item": item}
-    compile_condition(None, raw_condition(text, names, values), params)
+    compile_condition(None, raw_condition(text, names, values), params, ctx.shapes)
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return UniqueConstraintViolation(
@@ -109,7 +109,7 @@ def guard_delete(
         {"@pk": spec.table.pk, "@owner": OWNER_ATTRIBUTE},
         {"@own": {"S": Key(owner).owner_json}},
     )
-    compile_condition(None, condition, params)
+    compile_condition(None, condition, params, ctx.shapes)
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(
