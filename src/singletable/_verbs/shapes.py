@@ -56,9 +56,9 @@ class WriteShapes:
     """A bounded LRU of compiled shapes: key -> template, compiled on a miss.
 
     ``compiles`` counts the misses (shapes compiled), ``hits`` the calls that only bound
-    values; ``len()`` is how many shapes are held (at most ``limit``). Thread-safe: the
-    repository's threads share it (a shape two threads miss at once is compiled by both; either
-    template is the same).
+    values (exact on one thread; threads may lose a count); ``len()`` is how many shapes are
+    held (at most ``limit``). Thread-safe: the repository's threads share it (a shape two
+    threads miss at once is compiled by both; either template is the same).
     """
 
     __slots__ = ("_lock", "_shapes", "compiles", "hits", "limit")
@@ -75,12 +75,15 @@ class WriteShapes:
 
     def get(self, key: Hashable, compile: Callable[[], Any]) -> Any:
         """The template of shape ``key``; ``compile()`` makes it on a miss."""
-        with self._lock:
-            found = self._shapes.get(key)
-            if found is not None:
-                self._shapes.move_to_end(key)
-                self.hits += 1
-                return found
+        shapes = self._shapes
+        found = shapes.get(key)  # a hit takes no lock: one dict read, then the LRU order
+        if found is not None:
+            try:  # noqa: SIM105 (suppress() would cost a context manager on every hit)
+                shapes.move_to_end(key)
+            except KeyError:  # another thread dropped it meanwhile: it is still the template
+                pass
+            self.hits += 1
+            return found
         template = compile()
         with self._lock:
             self.compiles += 1
