@@ -133,7 +133,7 @@ def compile_condition(
     spec: EntitySpec | None,
     condition: Condition | None,
     params: dict[str, Any],
-    shapes: WriteShapes | None,
+    shapes: WriteShapes | None = None,
 ) -> None:
     """Compile ``condition`` (if any) into ``params``: ConditionExpression, names and values
     (with ``shapes``, the text and names of a shape compiled before are reused)."""
