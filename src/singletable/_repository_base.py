@@ -23,6 +23,7 @@ from ._patterns.base import DeclaredPattern, ExplainRow, Pattern
 from ._source import locate
 from ._table import Table, declared_table
 from ._verbs.planner import WritePlanner
+from ._verbs.shapes import WriteShapes
 from ._verbs.transactions import current_transaction
 from .errors import InvalidRequestError, ModelDefinitionError
 
@@ -150,6 +151,7 @@ class RepositoryBase:
             cursors=CursorCodec(options.get("cursor_secret")),
             clock=self.clock,
             retry=self.retry,
+            shapes=WriteShapes(),
         )
         self.planner = WritePlanner(self.table, self.context)
 

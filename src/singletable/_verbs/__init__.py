@@ -9,11 +9,13 @@ error the caller should see. The same ops fill transactions, so semantics are id
 
 Floors, lowest first (each imports only those below it):
 
+* :mod:`.shapes`: expression text compiled once per write shape, values bound per call;
 * :mod:`.ops`: ``WriteOp``, conditions, reading a returned item back, the error of a failed
   condition, condition checks;
 * :mod:`.guards`: the guard items of ``Unique()`` fields;
 * :mod:`.index_keys`: the index key attributes an update rewrites;
-* :mod:`.single` (create, put, delete) and :mod:`.update` (``compile_update``);
+* :mod:`.single` (create, put, delete) and :mod:`.update` (``compile_update``, its clauses
+  checked in :mod:`.update_clauses`);
 * :mod:`.commit` (one TransactWriteItems as a flow) and :mod:`.planner` (every single-item
   write of a repository as a flow);
 * :mod:`.batch` and :mod:`.batches` (chunked batch verbs) and :mod:`.transactions` (named

@@ -66,15 +66,16 @@ def guard_put(
     """Claim ``value`` for ``owner``: the guard must be absent, expired or already ours."""
     table = spec.table
     key = guard_key(spec, field_name, value)
+    owner_json = Key(owner).owner_json  # (once: the item and its condition both hold it)
     item: dict[str, Wire] = {
         **key,
         table.type_attribute: {"S": GUARD_TYPE},
-        OWNER_ATTRIBUTE: {"S": Key(owner).owner_json},
+        OWNER_ATTRIBUTE: {"S": owner_json},
     }
     if ttl is not None and table.ttl_attribute:
         item[table.ttl_attribute] = ttl
-    owners = [owner] + ([previous_owner] if previous_owner is not None else [])
-    values = {f"@own{i}": {"S": Key(o).owner_json} for i, o in enumerate(owners)}
+    owners = [owner_json] + ([Key(previous_owner).owner_json] if previous_owner is not None else [])
+    values = {f"@own{i}": {"S": text} for i, text in enumerate(owners)}
     owned = " OR ".join(f"@owner = @own{i}" for i in range(len(owners)))
     text = f"attribute_not_exists(@pk) OR {owned}"
     names = {"@pk": table.pk, "@owner": OWNER_ATTRIBUTE}
@@ -83,7 +84,7 @@ def guard_put(
         names["@ttl"] = table.ttl_attribute
         values["@now"] = {"N": str(ctx.now_epoch())}
     params: dict[str, Any] = {"TableName": ctx.table_name, "Item": item}
-    compile_condition(None, raw_condition(text, names, values), params)
+    compile_condition(None, raw_condition(text, names, values), params, ctx.shapes)
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return UniqueConstraintViolation(
@@ -109,7 +110,7 @@ def guard_delete(
         {"@pk": spec.table.pk, "@owner": OWNER_ATTRIBUTE},
         {"@own": {"S": Key(owner).owner_json}},
     )
-    compile_condition(None, condition, params)
+    compile_condition(None, condition, params, ctx.shapes)
 
     def fail(_old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(

@@ -15,6 +15,7 @@ import inspect
 import operator
 import types
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from .._entity_spec import EntitySpec
@@ -163,7 +164,7 @@ class _Refusal:
 def index_changes(
     spec: EntitySpec,
     known: Mapping[str, Any],
-    touched: set[str],
+    touched: AbstractSet[str],
     blind: Mapping[str, str],
     *,
     every_attribute: bool = False,
@@ -193,13 +194,24 @@ def index_changes(
     to the fields the decision read (what an instance-form update conditions on). Raises
     :class:`KeyTemplateError` naming the first field needed but not known.
     """
-    if not touched:
+    if index_unchanged(spec, touched, every_attribute):
         return {}, [], {}
-    if not every_attribute:
-        static_inputs = _static_index_inputs(spec)
-        if static_inputs is not None and static_inputs.isdisjoint(touched):
-            return {}, [], {}  # no index attribute reads, or decides membership by, a change
     return IndexUpdate(spec, known, touched, blind, every_attribute).changes()
+
+
+def index_unchanged(
+    spec: EntitySpec, touched: AbstractSet[str], every_attribute: bool = False
+) -> bool:
+    """Whether an update that changes ``touched`` leaves every index attribute as it is, known
+    without evaluating anything: it changes nothing, or (not writing ``every_attribute``) no
+    field any index attribute is rendered from or decides membership by, and no user code
+    decides it."""
+    if not touched:
+        return True
+    if every_attribute:
+        return False
+    static_inputs = _static_index_inputs(spec)
+    return static_inputs is not None and static_inputs.isdisjoint(touched)
 
 
 class IndexUpdate:
@@ -213,7 +225,7 @@ class IndexUpdate:
         self,
         spec: EntitySpec,
         known: Mapping[str, Any],
-        touched: set[str],
+        touched: AbstractSet[str],
         blind: Mapping[str, str],
         every_attribute: bool,
     ) -> None:

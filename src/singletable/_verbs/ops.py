@@ -27,6 +27,7 @@ from ..errors import (
     SingleTableError,
     VersionConflict,
 )
+from .shapes import WriteShapes, compile_condition_expression
 
 
 class WriteOp:
@@ -129,15 +130,25 @@ def version_condition(spec: EntitySpec, expected: int) -> Condition:
 
 
 def compile_condition(
-    spec: EntitySpec | None, condition: Condition | None, params: dict[str, Any]
+    spec: EntitySpec | None,
+    condition: Condition | None,
+    params: dict[str, Any],
+    shapes: WriteShapes | None = None,
 ) -> None:
-    """Compile ``condition`` (if any) into ``params``: ConditionExpression, names and values."""
+    """Compile ``condition`` (if any) into ``params``: ConditionExpression, names and values
+    (with ``shapes``, the text and names of a shape compiled before are reused)."""
     if condition is None:
         return
-    builder = ExpressionBuilder("c")
     encoder = condition_encoder(spec)
-    params["ConditionExpression"] = condition.compile(CompileContext(builder, encoder))
-    builder.merge_into(params)
+    if shapes is None:
+        text, names, values = compile_condition_expression(condition, encoder)
+    else:
+        text, names, values = shapes.condition(condition, encoder)
+    params["ConditionExpression"] = text
+    if names:
+        params["ExpressionAttributeNames"] = names
+    if values:
+        params["ExpressionAttributeValues"] = values
 
 
 def condition_encoder(spec: EntitySpec | None) -> Callable[[str, Any], Wire]:
@@ -340,7 +351,7 @@ def compile_condition_check(
     spec: EntitySpec, ctx: WriteContext, *, key: dict[str, Wire], condition: Condition
 ) -> WriteOp:
     params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key}
-    compile_condition(spec, condition, params)
+    compile_condition(spec, condition, params, ctx.shapes)
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         return ConditionFailed(

@@ -45,7 +45,10 @@ def compile_create(
     ttl_attr = spec.table.ttl_attribute if spec.ttl_field else None
     params: dict[str, Any] = {"TableName": ctx.table_name, "Item": item}
     compile_condition(
-        spec, all_of([absent_condition(spec.table.pk, ttl_attr, ctx), condition]), params
+        spec,
+        all_of([absent_condition(spec.table.pk, ttl_attr, ctx), condition]),
+        params,
+        ctx.shapes,
     )
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
@@ -122,7 +125,7 @@ def compile_put(
             elif new_value is not None:
                 guards.append(guard_put(spec, f, new_value, key, ttl, ctx))
     params: dict[str, Any] = {"TableName": ctx.table_name, "Item": item}
-    compile_condition(spec, all_of(conditions), params)
+    compile_condition(spec, all_of(conditions), params, ctx.shapes)
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
@@ -183,7 +186,7 @@ def compile_delete(
             if value is not None:
                 guards.append(guard_delete(spec, name, value, key, ctx))
     params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key}
-    compile_condition(spec, all_of(conditions), params)
+    compile_condition(spec, all_of(conditions), params, ctx.shapes)
     params["ReturnValues"] = "ALL_OLD"
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:

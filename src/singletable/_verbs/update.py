@@ -1,10 +1,11 @@
 """Updates compiled to one UpdateItem (pure: no I/O).
 
-:func:`compile_update` runs in named phases: check the clauses (:func:`_check_clauses`), coerce
-the values, work out what the update knows and changes (:func:`_after_update`), the index key
-attributes it rewrites (:func:`.index_keys.index_changes`), the update expression
-(:func:`_update_expression`), what it is conditioned on (:func:`_instance_conditions`) and the
-unique guards it moves (:func:`_guard_moves`).
+:func:`compile_update` runs in named phases: check the clauses and work out what they change
+(:mod:`.update_clauses`), coerce the values, the index key attributes the update rewrites
+(:func:`.index_keys.index_changes`), the update expression (:func:`_update_expression`), what it
+is conditioned on (:func:`_instance_conditions`) and the unique guards it moves
+(:func:`_guard_moves`). With the repository's compiled shapes (:mod:`.shapes`), the checks and
+the expression text of a shape seen before are reused and only its values are bound.
 """
 
 from __future__ import annotations
@@ -12,16 +13,15 @@ from __future__ import annotations
 import functools
 import typing
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from typing import Any
 
 from .._codec import encode_value
 from .._context import WriteContext
-from .._document_paths import DocumentPath, value_kind
 from .._entity_spec import EntitySpec
 from .._expressions import (
     Attr,
-    CompileContext,
     Condition,
     ExpressionBuilder,
     UpdateExpression,
@@ -31,7 +31,7 @@ from .._item_key import Key
 from .._wire import Wire, datetime_text, epoch_text
 from ..errors import InvalidRequestError, KeyTemplateError, NotFound, SingleTableError
 from .guards import guard_delete, guard_put
-from .index_keys import index_changes
+from .index_keys import index_changes, index_unchanged
 from .ops import (
     WriteOp,
     condition_encoder,
@@ -40,7 +40,9 @@ from .ops import (
     stale_or_failed,
     version_condition,
 )
-from .update_paths import check_overlaps, clause_paths, missing_parent, parent_conditions
+from .shapes import UpdateRecorder, compile_condition_expression
+from .update_clauses import Clauses, ClauseShape, clause_shape, known
+from .update_paths import missing_parent, parent_conditions
 
 
 def compile_update(
@@ -68,22 +70,20 @@ def compile_update(
     A clause entry may be a document path into a nested model, map or list
     (:mod:`.update_paths`).
     """
-    clauses = _Clauses(set_values, remove, add, delete, append, if_not_exists, prepend)
-    _check_clauses(spec, clauses, upsert)
+    clauses = Clauses(set_values, remove, add, delete, append, if_not_exists, prepend)
+    shape = clause_shape(spec, ctx, clauses, instance is not None, upsert)
 
     coerced_keys = {n: spec.coerce(n, v) for n, v in key_fields.items()}
     key = spec.key_of_fields(coerced_keys)
     _coerce_clauses(spec, clauses, coerced_keys, instance, upsert)
 
-    known, touched, blind = _after_update(spec, ctx, clauses, coerced_keys, instance, upsert)
-    index_set, index_remove, sources = index_changes(
-        spec, known, touched, blind, every_attribute=upsert
+    touched = shape.touched(spec, clauses, instance is not None, upsert)
+    index_set, index_remove, sources = _index_writes(
+        spec, ctx, clauses, shape, coerced_keys, instance, upsert
     )
 
-    builder = ExpressionBuilder()
-    update = _update_expression(
-        spec, ctx, builder, clauses, coerced_keys, index_set, index_remove, upsert
-    )
+    update = UpdateExpression(ExpressionBuilder()) if ctx.shapes is None else UpdateRecorder()
+    _update_expression(spec, ctx, update, clauses, coerced_keys, index_set, index_remove, upsert)
     if not update:
         raise InvalidRequestError(f"update of {spec.name} {Key(key).text} changes nothing")
 
@@ -99,7 +99,7 @@ def compile_update(
     conditions += parent_conditions(clauses.paths)
     expected.update(expected_unique)  # stored values the update is conditioned on
 
-    params = _update_params(spec, ctx, key, update, builder, all_of(conditions))
+    params = _update_params(spec, ctx, key, update, all_of(conditions))
 
     def fail(old: dict[str, Wire] | None) -> SingleTableError:
         current = live_entity(spec, old, ctx)
@@ -127,162 +127,40 @@ def _update_params(
     spec: EntitySpec,
     ctx: WriteContext,
     key: dict[str, Wire],
-    update: UpdateExpression,
-    builder: ExpressionBuilder,
+    update: UpdateExpression | UpdateRecorder,
     condition: Condition | None,
 ) -> dict[str, Any]:
     """The UpdateItem request: the update expression, its condition (placeholders prefixed
-    ``c``), their names and values, and ``ReturnValues=ALL_NEW``."""
-    params: dict[str, Any] = {
-        "TableName": ctx.table_name,
-        "Key": key,
-        "UpdateExpression": update.render(),
-    }
+    ``c``), their names and values, and ``ReturnValues=ALL_NEW``; with the repository's shapes
+    (``update`` is then an :class:`UpdateRecorder`), the text and names of a shape compiled
+    before are reused."""
+    shapes = ctx.shapes
+    if isinstance(update, UpdateRecorder):
+        assert shapes is not None
+        text, names, values = shapes.update_expression(update)
+    else:
+        text, names, values = update.render(), update.builder.names, update.builder.values
+    params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key, "UpdateExpression": text}
     if condition is not None:
-        cbuilder = ExpressionBuilder("c")
-        params["ConditionExpression"] = condition.compile(
-            CompileContext(cbuilder, condition_encoder(spec))
-        )
-        builder.names.update(cbuilder.names)
-        builder.values.update(cbuilder.values)
-    builder.merge_into(params)
+        encoder = condition_encoder(spec)
+        if shapes is None:
+            compiled = compile_condition_expression(condition, encoder)
+        else:
+            compiled = shapes.condition(condition, encoder)
+        params["ConditionExpression"], condition_names, condition_values = compiled
+        names.update(condition_names)
+        values.update(condition_values)
+    if names:
+        params["ExpressionAttributeNames"] = names
+    if values:
+        params["ExpressionAttributeValues"] = values
     params["ReturnValues"] = "ALL_NEW"
     return params
 
 
-class _Clauses:
-    """An update's clauses, each by field name or document path (``set=`` and
-    ``if_not_exists=`` values are replaced by their coerced values once checked; ``paths``
-    holds the document paths among the entries, resolved)."""
-
-    __slots__ = (
-        "add",
-        "append",
-        "delete",
-        "if_not_exists",
-        "paths",
-        "prepend",
-        "remove",
-        "set_values",
-    )
-
-    def __init__(
-        self,
-        set_values: Mapping[str, Any] | None,
-        remove: Iterable[str],
-        add: Mapping[str, Any] | None,
-        delete: Mapping[str, Any] | None,
-        append: Mapping[str, Any] | None,
-        if_not_exists: Mapping[str, Any] | None,
-        prepend: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.set_values = dict(set_values or {})
-        self.add = dict(add or {})
-        self.delete = dict(delete or {})
-        self.append = dict(append or {})
-        self.if_not_exists = dict(if_not_exists or {})
-        self.remove = list(remove)
-        self.prepend = dict(prepend or {})
-        self.paths: dict[str, DocumentPath] = {}
-
-    def by_clause(self) -> dict[str, list[str]]:
-        """Each clause keyword's entries."""
-        return {
-            "set": [*self.set_values],
-            "remove": self.remove,
-            "add": [*self.add],
-            "delete": [*self.delete],
-            "append": [*self.append],
-            "if_not_exists": [*self.if_not_exists],
-            "prepend": [*self.prepend],
-        }
-
-    def mentioned(self) -> list[str]:
-        """Every field (or path) a clause names, in clause order (one named twice appears
-        twice)."""
-        return [name for entries in self.by_clause().values() for name in entries]
-
-    def fields(self, entries: Iterable[str]) -> list[str]:
-        """The top-level fields among ``entries`` (not document paths)."""
-        return [name for name in entries if name not in self.paths]
-
-    def target(self, spec: EntitySpec, name: str) -> str:
-        """The stored attribute (or stored path) an entry writes."""
-        path = self.paths.get(name)
-        return spec.attr_names[name] if path is None else path.stored
-
-    def field_of(self, name: str) -> str:
-        """The top-level field an entry changes."""
-        path = self.paths.get(name)
-        return name if path is None else path.field
-
-    def stored_form(self, spec: EntitySpec, name: str, value: Any) -> Wire | None:
-        """An entry's value as stored (None: left out)."""
-        path = self.paths.get(name)
-        return spec.encode_field(name, value) if path is None else path.stored_form(value)
-
-
-def _check_clauses(spec: EntitySpec, clauses: _Clauses, upsert: bool) -> None:
-    """Refuse a clause naming an unknown, primary-key or maintained field, a field named in two
-    clauses, a required field in ``remove=``, or a field of the wrong kind for ``add=``,
-    ``delete=``, ``append=`` or ``prepend=``; resolve and check the document paths (none in an
-    upsert, which may create the item) and refuse entries that overlap."""
-    fields = spec.cls.model_fields
-    primary = set(spec.primary_fields)
-    mentioned = clauses.mentioned()
-    clauses.paths = clause_paths(spec, clauses.by_clause())
-    if clauses.paths and upsert:
-        text = next(iter(clauses.paths))
-        raise InvalidRequestError(
-            f"upsert of {spec.name} may create the item, and {text} needs "
-            f"{clauses.paths[text].field} stored; set {clauses.paths[text].field} whole",
-            key=text,
-        )
-    for name in clauses.fields(mentioned):
-        if name not in fields:
-            raise InvalidRequestError(f"{spec.name} has no field {name!r} to update", key=name)
-        if name in primary:
-            raise InvalidRequestError(
-                f"{spec.name}.{name} is part of the primary key and cannot be updated in place; "
-                f"use repo.move(entity, {name}=...) to re-key the item",
-                key=name,
-            )
-        if name in (spec.version_field, spec.created_field, spec.updated_field):
-            raise InvalidRequestError(
-                f"{spec.name}.{name} is maintained by singletable and cannot be set", key=name
-            )
-    seen: set[str] = set()
-    for name in mentioned:
-        if name in seen:
-            raise InvalidRequestError(f"{spec.name}.{name} appears in two update clauses", key=name)
-        seen.add(name)
-    if clauses.paths:
-        check_overlaps(spec, mentioned)
-    for name in clauses.fields(clauses.remove):
-        if fields[name].is_required():
-            raise InvalidRequestError(
-                f"{spec.name}.{name} is required and cannot be removed", key=name
-            )
-    for name in clauses.fields(clauses.add):
-        kind = _field_kind(spec, name)
-        if kind not in ("number", "set"):
-            raise InvalidRequestError(
-                f"add= needs a number or set field; {name!r} is not", key=name
-            )
-    for name in clauses.fields(clauses.delete):
-        if _field_kind(spec, name) != "set":
-            raise InvalidRequestError(f"delete= needs a set field; {name!r} is not", key=name)
-    for clause in ("append", "prepend"):
-        for name in clauses.fields(getattr(clauses, clause)):
-            if _field_kind(spec, name) != "list":
-                raise InvalidRequestError(
-                    f"{clause}= needs a list field; {name!r} is not", key=name
-                )
-
-
 def _coerce_clauses(
     spec: EntitySpec,
-    clauses: _Clauses,
+    clauses: Clauses,
     coerced_keys: Mapping[str, Any],
     instance: Any,
     upsert: bool,
@@ -307,7 +185,7 @@ def _coerce_clauses(
 
 
 def _check_upsert_creates_whole_item(
-    spec: EntitySpec, coerced_keys: Mapping[str, Any], clauses: _Clauses
+    spec: EntitySpec, coerced_keys: Mapping[str, Any], clauses: Clauses
 ) -> None:
     """A keyword upsert may create the item: it must give every required field."""
     given = set(coerced_keys) | set(clauses.set_values) | set(clauses.if_not_exists)
@@ -322,69 +200,37 @@ def _check_upsert_creates_whole_item(
         )
 
 
-def _after_update(
+def _index_writes(
     spec: EntitySpec,
     ctx: WriteContext,
-    clauses: _Clauses,
+    clauses: Clauses,
+    shape: ClauseShape,
     coerced_keys: Mapping[str, Any],
     instance: Any,
     upsert: bool,
-) -> tuple[dict[str, Any], set[str], dict[str, str]]:
-    """``(known, touched, blind)``: what the update knows after it is applied, the fields it
-    changes, and those it changes blind (in ways the client cannot compute: field -> how; they
-    are left out of ``known``). The maintained fields change on every update."""
-    fields = spec.cls.model_fields
-    known: dict[str, Any] = {}
-    if instance is not None:
-        known.update({n: getattr(instance, n) for n in fields})
-        for name in spec.computed_in_keys:
-            known[name] = getattr(instance, name)
-    top = clauses.fields
-    known.update(coerced_keys)
-    known.update({n: clauses.set_values[n] for n in top(clauses.set_values)})
-    for name in top(clauses.remove):
-        known[name] = None
-    by_clause = clauses.by_clause()
-    touched = {clauses.field_of(name) for entries in by_clause.values() for name in entries}
-    blind = {n: "add=" for n in top(clauses.add)} | {n: "delete=" for n in top(clauses.delete)}
-    blind |= {n: "append=" for n in top(clauses.append)}
-    blind |= {n: "prepend=" for n in top(clauses.prepend)}
-    if instance is None:
-        blind |= {n: "if_not_exists=" for n in top(clauses.if_not_exists)}
-    for clause, entries in by_clause.items():  # a path changes part of its field: the rest
-        for name in entries:  # of the new value is not known here
-            if name in clauses.paths:
-                blind.setdefault(clauses.paths[name].field, f"{clause}= of {name!r}")
-    if spec.updated_field:
-        touched.add(spec.updated_field)
-        known[spec.updated_field] = ctx.now()
-    if spec.version_field:
-        touched.add(spec.version_field)
-        if instance is not None:
-            known[spec.version_field] = getattr(instance, spec.version_field) + 1
-        else:
-            blind[spec.version_field] = "adding 1 to the version (Version())"
-    if upsert and spec.created_field and instance is None:
-        touched.add(spec.created_field)
-        blind[spec.created_field] = "if_not_exists (an upsert sets it only on a new item)"
-    for name in blind:
-        known.pop(name, None)
-    return known, touched, blind
+) -> tuple[dict[str, Wire], list[str], dict[str, list[str]]]:
+    """The index key attributes the update SETs and REMOVEs, and what decided them
+    (:func:`.index_keys.index_changes`); what the update knows is worked out only when an
+    index may change."""
+    touched, blind = shape.changes(spec, clauses, instance is not None, upsert)
+    if index_unchanged(spec, touched, upsert):
+        return {}, [], {}
+    after = known(spec, ctx, clauses, coerced_keys, instance, blind)
+    return index_changes(spec, after, touched, blind, every_attribute=upsert)
 
 
 def _update_expression(
     spec: EntitySpec,
     ctx: WriteContext,
-    builder: ExpressionBuilder,
-    clauses: _Clauses,
+    update: UpdateExpression | UpdateRecorder,
+    clauses: Clauses,
     coerced_keys: Mapping[str, Any],
     index_set: Mapping[str, Wire],
     index_remove: Iterable[str],
     upsert: bool,
-) -> UpdateExpression:
+) -> None:
     """The clauses, the index key attributes, the maintained fields and (for an upsert) what a
-    new item needs, as one update expression on ``builder``."""
-    update = UpdateExpression(builder)
+    new item needs, written to one update expression (or its recorder)."""
     native = spec.native_limits  # fields that key a native index: DynamoDB refuses "" there
     target = functools.partial(clauses.target, spec)
     for name, value in clauses.set_values.items():
@@ -437,7 +283,6 @@ def _update_expression(
             update.set_if_not_exists(
                 spec.attr_names[spec.created_field], _now_wire(spec, spec.created_field, ctx)
             )
-    return update
 
 
 def _now_wire(spec: EntitySpec, name: str, ctx: WriteContext) -> Wire:
@@ -446,7 +291,7 @@ def _now_wire(spec: EntitySpec, name: str, ctx: WriteContext) -> Wire:
 
 
 def _instance_conditions(
-    spec: EntitySpec, instance: Any, sources: Mapping[str, list[str]], touched: set[str]
+    spec: EntitySpec, instance: Any, sources: Mapping[str, list[str]], touched: AbstractSet[str]
 ) -> tuple[int | None, dict[str, Any], list[Condition]]:
     """``(expected version, expected stored values, conditions)`` of an update built from an
     instance (nothing for the keyword form): its version with ``Version()``; else the stored
@@ -478,7 +323,7 @@ def _guard_moves(
     spec: EntitySpec,
     ctx: WriteContext,
     key: dict[str, Wire],
-    clauses: _Clauses,
+    clauses: Clauses,
     previous_unique: Mapping[str, Any] | None,
     guard_ttl: datetime | None,
 ) -> tuple[list[WriteOp], dict[str, Any], list[Condition]]:
@@ -508,12 +353,6 @@ def _guard_moves(
 
 
 # -- values ------------------------------------------------------------------------------------
-
-
-def _field_kind(spec: EntitySpec, name: str) -> str:
-    """What ``add=``, ``delete=``, ``append=`` and ``prepend=`` may do to a field: a "set", a
-    "list", a "number" or "other" (:func:`.._document_paths.value_kind`)."""
-    return value_kind(spec.cls.model_fields[name].annotation)
 
 
 def _with_shards(
@@ -549,7 +388,7 @@ def _with_shards(
     return values
 
 
-def _coerced(spec: EntitySpec, clauses: _Clauses, name: str, value: Any) -> Any:
+def _coerced(spec: EntitySpec, clauses: Clauses, name: str, value: Any) -> Any:
     """A ``set=``/``if_not_exists=`` value converted to its field's (or path's) type."""
     path = clauses.paths.get(name)
     return _coerce_value(spec, name, value) if path is None else path.validate(value)
@@ -571,7 +410,7 @@ def _is_optional(spec: EntitySpec, name: str) -> bool:
     return type(None) in typing.get_args(annotation)
 
 
-def _delta_wire(spec: EntitySpec, clauses: _Clauses, name: str, value: Any) -> Wire:
+def _delta_wire(spec: EntitySpec, clauses: Clauses, name: str, value: Any) -> Wire:
     """What ``add=``/``delete=`` send: a number or a non-empty set (at a typed path, as the
     path stores it)."""
     path = clauses.paths.get(name)
