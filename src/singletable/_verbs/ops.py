@@ -27,7 +27,7 @@ from ..errors import (
     SingleTableError,
     VersionConflict,
 )
-from .shapes import WriteShapes, compile_condition_expression
+from .shapes import WriteShapes, condition_expression
 
 
 class WriteOp:
@@ -139,11 +139,7 @@ def compile_condition(
     (with ``shapes``, the text and names of a shape compiled before are reused)."""
     if condition is None:
         return
-    encoder = condition_encoder(spec)
-    if shapes is None:
-        text, names, values = compile_condition_expression(condition, encoder)
-    else:
-        text, names, values = shapes.condition(condition, encoder)
+    text, names, values = condition_expression(condition, condition_encoder(spec), shapes)
     params["ConditionExpression"] = text
     if names:
         params["ExpressionAttributeNames"] = names

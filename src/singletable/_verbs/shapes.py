@@ -129,6 +129,16 @@ class WriteShapes:
         return text, dict(names), values  # a copy: the request is the caller's to change
 
 
+def condition_expression(
+    condition: Condition, encode: ValueEncoder, shapes: WriteShapes | None
+) -> tuple[str, dict[str, str], dict[str, Wire]]:
+    """``(ConditionExpression, names, values)`` of ``condition``: through ``shapes`` when the
+    repository keeps them, else compiled."""
+    if shapes is None:
+        return compile_condition_expression(condition, encode)
+    return shapes.condition(condition, encode)
+
+
 def compile_condition_expression(
     condition: Condition, encode: ValueEncoder
 ) -> tuple[str, dict[str, str], dict[str, Wire]]:

@@ -40,8 +40,8 @@ from .ops import (
     stale_or_failed,
     version_condition,
 )
-from .shapes import UpdateRecorder, compile_condition_expression
-from .update_clauses import Clauses, ClauseShape, clause_shape, known
+from .shapes import UpdateRecorder, condition_expression
+from .update_clauses import Clauses, clause_shape, known
 from .update_paths import missing_parent, parent_conditions
 
 
@@ -77,9 +77,9 @@ def compile_update(
     key = spec.key_of_fields(coerced_keys)
     _coerce_clauses(spec, clauses, coerced_keys, instance, upsert)
 
-    touched = shape.touched(spec, clauses, instance is not None, upsert)
+    touched, blind = shape.changes(spec, clauses, instance is not None, upsert)
     index_set, index_remove, sources = _index_writes(
-        spec, ctx, clauses, shape, coerced_keys, instance, upsert
+        spec, ctx, clauses, touched, blind, coerced_keys, instance, upsert
     )
 
     update = UpdateExpression(ExpressionBuilder()) if ctx.shapes is None else UpdateRecorder()
@@ -142,11 +142,7 @@ def _update_params(
         text, names, values = update.render(), update.builder.names, update.builder.values
     params: dict[str, Any] = {"TableName": ctx.table_name, "Key": key, "UpdateExpression": text}
     if condition is not None:
-        encoder = condition_encoder(spec)
-        if shapes is None:
-            compiled = compile_condition_expression(condition, encoder)
-        else:
-            compiled = shapes.condition(condition, encoder)
+        compiled = condition_expression(condition, condition_encoder(spec), shapes)
         params["ConditionExpression"], condition_names, condition_values = compiled
         names.update(condition_names)
         values.update(condition_values)
@@ -204,7 +200,8 @@ def _index_writes(
     spec: EntitySpec,
     ctx: WriteContext,
     clauses: Clauses,
-    shape: ClauseShape,
+    touched: AbstractSet[str],
+    blind: Mapping[str, str],
     coerced_keys: Mapping[str, Any],
     instance: Any,
     upsert: bool,
@@ -212,7 +209,6 @@ def _index_writes(
     """The index key attributes the update SETs and REMOVEs, and what decided them
     (:func:`.index_keys.index_changes`); what the update knows is worked out only when an
     index may change."""
-    touched, blind = shape.changes(spec, clauses, instance is not None, upsert)
     if index_unchanged(spec, touched, upsert):
         return {}, [], {}
     after = known(spec, ctx, clauses, coerced_keys, instance, blind)

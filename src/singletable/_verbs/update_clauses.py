@@ -172,12 +172,6 @@ class ClauseShape:
             self._changes = changes(spec, clauses, instance_given, upsert)
         return self._changes
 
-    def touched(
-        self, spec: EntitySpec, clauses: Clauses, instance_given: bool, upsert: bool
-    ) -> frozenset[str]:
-        """The fields the update changes (see :meth:`changes`)."""
-        return self.changes(spec, clauses, instance_given, upsert)[0]
-
 
 def clause_shape(
     spec: EntitySpec, ctx: WriteContext, clauses: Clauses, instance_given: bool, upsert: bool
