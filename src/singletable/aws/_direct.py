@@ -59,6 +59,7 @@ from botocore.validate import ParamValidationDecorator, validate_parameters
 from . import fastpath
 from ._direct_body import BodyEncoder, Unsupported, compile_body
 from ._direct_urllib3 import Pools
+from ._http1 import Headers
 from .signing import SigV4Signer, host_header
 
 if TYPE_CHECKING:
@@ -306,7 +307,10 @@ class DirectBase:
         if "x-amzn-requestid" in headers:
             metadata["RequestId"] = headers["x-amzn-requestid"]
         metadata["HTTPStatusCode"] = status
-        metadata["HTTPHeaders"] = lowercase_dict(headers)
+        # (the sync exchange reads header names lowercased already)
+        metadata["HTTPHeaders"] = (
+            dict(headers) if type(headers) is Headers else lowercase_dict(headers)
+        )
         parsed["ResponseMetadata"] = metadata
         return parsed
 

@@ -2,18 +2,22 @@
 pool, with botocore's exceptions.
 
 botocore's ``URLLib3Session.send`` works out per request what is fixed per endpoint (the proxy,
-the pool, the TLS settings of the connection, the request target) and wraps the answer in an
-``AWSResponse`` that reads the body again. :class:`Pools` does that once per endpoint URL (with
-botocore's own session: the same ``PoolManager``, the same ``_setup_ssl_cert``), sends with the
-very ``urlopen`` arguments botocore uses, and maps urllib3's exceptions to botocore's exactly
-as ``URLLib3Session.send`` does, so its retry handler sees the same classes. An endpoint behind
-a proxy is sent by ``URLLib3Session.send`` itself.
+the pool, the TLS settings of the connection, the request target) and sends through urllib3's
+``urlopen``, whose request and response handling cost more than the rest of a small call.
+:class:`Pools` works out the fixed part once per endpoint URL (with botocore's own session:
+the same ``PoolManager``, the same ``_setup_ssl_cert``) and, on a connection taken from that
+pool and connected by urllib3 (TCP options, timeouts, TLS), writes the request and reads the
+response with :mod:`._http1`. Failures become botocore's exceptions exactly as
+``URLLib3Session.send`` maps urllib3's, so its retry handler sees the same classes. An
+endpoint behind a proxy is sent by ``URLLib3Session.send`` itself.
 """
 
 from __future__ import annotations
 
 import socket
+import ssl
 from concurrent.futures import CancelledError
+from http.client import HTTPException
 from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
@@ -29,20 +33,43 @@ from urllib3.exceptions import ClosedPoolError, NewConnectionError, ProtocolErro
 from urllib3.exceptions import ConnectTimeoutError as URLLib3ConnectTimeoutError
 from urllib3.exceptions import ReadTimeoutError as URLLib3ReadTimeoutError
 from urllib3.exceptions import SSLError as URLLib3SSLError
-from urllib3.util.retry import Retry
+from urllib3.util.timeout import Timeout
+
+from ._http1 import http_host, read_response, request_head
 
 __all__ = ["Pools", "ReadResponse"]
 
-_NO_RETRIES = Retry(False)
 _MAX_CACHED = 64
 
 
 class ReadResponse(AWSResponse):
-    """botocore's ``AWSResponse`` around a body already read."""
+    """botocore's ``AWSResponse`` around a body already read (headers as :mod:`._http1`
+    read them: lowercase names, case-insensitive reads, like botocore's ``HeadersDict``)."""
 
     def __init__(self, url: str, status_code: int, headers: Any, content: bytes) -> None:
-        super().__init__(url, status_code, headers, None)
+        self.url = url
+        self.status_code = status_code
+        self.headers = headers
+        self.raw = None
         self._content = content
+
+
+class Route:
+    """One endpoint URL's pool and what every request to it shares."""
+
+    __slots__ = ("connect_timeout", "host", "pool", "read_timeout")
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self.host = http_host(pool.host, pool.port, type(pool).ConnectionCls.default_port)
+        timeout = pool.timeout
+        self.connect_timeout = Timeout.resolve_default_timeout(timeout.connect_timeout)
+        self.read_timeout = Timeout.resolve_default_timeout(timeout.read_timeout)
+
+
+class _SendFailed(Exception):
+    """Writing the request failed: urllib3 reports it as a closed connection, whatever the
+    socket said (a timeout included)."""
 
 
 class Pools:
@@ -50,63 +77,87 @@ class Pools:
 
     def __init__(self, http_session: Any) -> None:
         self._session = http_session
-        self._pools: dict[str, Any] = {}
+        self._routes: dict[str, Route | None] = {}
 
-    def pool(self, url: str) -> Any:
+    def route(self, url: str) -> Route | None:
         """``url``'s pool, set up as botocore sets it up per request; None behind a proxy."""
         try:
-            return self._pools[url]
+            return self._routes[url]
         except KeyError:
             session = self._session
-            pool = None
+            route = None
             if not session._proxy_config.proxy_url_for(url):
                 pool = session._get_connection_manager(url).connection_from_url(url)
                 session._setup_ssl_cert(pool, url, session._verify)
-            if len(self._pools) >= _MAX_CACHED:
-                self._pools.clear()
-            self._pools[url] = pool
-            return pool
+                route = Route(pool)
+            if len(self._routes) >= _MAX_CACHED:
+                self._routes.clear()
+            self._routes[url] = route
+            return route
 
     def send(self, url: str, headers: dict[str, str], body: bytes) -> AWSResponse:
         """One POST of ``body`` to ``url`` (path ``/``); botocore's response or exception."""
-        pool = self.pool(url)
-        if pool is None:
+        route = self.route(url)
+        if route is None:
             request = AWSPreparedRequest("POST", url, headers, body, False)  # type: ignore[arg-type]
             return self._session.send(request)  # type: ignore[no-any-return]
+        message = request_head(route.host, headers) + body
         try:
             try:
-                response = _urlopen(pool, headers, body)
+                return _exchange(route, url, message)
             except ClosedPoolError:  # evicted from the manager: nothing was sent, send again
-                self._pools.pop(url, None)
-                response = _urlopen(self.pool(url), headers, body)
-            return ReadResponse(url, response.status, response.headers, response.data)
-        except URLLib3SSLError as e:
+                self._routes.pop(url, None)
+                route = self.route(url)
+                assert route is not None
+                return _exchange(route, url, message)
+        except (URLLib3SSLError, ssl.CertificateError) as e:
             raise SSLError(endpoint_url=url, error=e) from e
         except (NewConnectionError, socket.gaierror) as e:
             raise EndpointConnectionError(endpoint_url=url, error=e) from e
         except URLLib3ConnectTimeoutError as e:
             raise ConnectTimeoutError(endpoint_url=url, error=e) from e
-        except URLLib3ReadTimeoutError as e:
+        except (URLLib3ReadTimeoutError, TimeoutError) as e:
             raise ReadTimeoutError(endpoint_url=url, error=e) from e
-        except ProtocolError as e:
+        except ssl.SSLError as e:  # urllib3 reports a TLS read that timed out as a timeout
+            if "timed out" in str(e):
+                raise ReadTimeoutError(endpoint_url=url, error=e) from e
+            raise SSLError(endpoint_url=url, error=e) from e
+        except (_SendFailed, ProtocolError, HTTPException, OSError) as e:
+            error = e.__cause__ if isinstance(e, _SendFailed) else e
             request = AWSPreparedRequest("POST", url, headers, body, False)  # type: ignore[arg-type]
-            raise ConnectionClosedError(error=e, request=request, endpoint_url=url) from e
+            raise ConnectionClosedError(error=error, request=request, endpoint_url=url) from e
         except CancelledError:
             raise
         except Exception as e:
             raise HTTPClientError(error=e) from e
 
 
-def _urlopen(pool: Any, headers: dict[str, str], body: bytes) -> Any:
-    return pool.urlopen(
-        method="POST",
-        url="/",
-        body=body,
-        headers=headers,
-        retries=_NO_RETRIES,
-        assert_same_host=False,
-        preload_content=True,
-        decode_content=False,
-        chunked=False,
-        enforce_content_length=False,
-    )
+def _exchange(route: Route, url: str, message: bytes) -> ReadResponse:
+    """Send ``message`` on a connection of ``route``'s pool and read the response; the
+    connection goes back to the pool (closed unless the response leaves it reusable)."""
+    pool = route.pool
+    conn = pool._get_conn()
+    try:
+        if conn.sock is None:
+            conn.timeout = route.connect_timeout
+            conn.connect()
+        pool._validate_conn(conn)  # HTTPS: urllib3's warning for an unverified connection
+        sock = conn.sock
+        sock.settimeout(route.read_timeout)
+        try:
+            sock.sendall(message)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # as urllib3: the server may have answered before closing; read that
+        except ssl.SSLError:
+            raise
+        except OSError as e:
+            raise _SendFailed() from e
+        response = read_response(sock.recv)
+    except BaseException:
+        conn.close()
+        pool._put_conn(conn)
+        raise
+    if not response.reusable:
+        conn.close()
+    pool._put_conn(conn)
+    return ReadResponse(url, response.status, response.headers, response.body)
