@@ -24,6 +24,7 @@ from moto_fixtures import Backend, Clock, create_table
 from moto_fixtures.wire import Recorded, WireProxy
 
 from singletable import SingleTableError
+from singletable.aws import _direct_install
 from tests.direct_support import TRANSPORTS, open_repo
 from tests.models import Product, Store, shop
 
@@ -73,6 +74,8 @@ def retry_headers(requests: list[Recorded]) -> list[str]:
     ]
 
 
+LEGACY = {"mode": "legacy", "total_max_attempts": 3}
+
 FAULTS: dict[str, tuple[list[tuple[str, dict[str, Any]]], dict[str, Any], int]] = {
     # name: (faults in order, client config, attempts expected)
     "throttled-twice": ([("error", {"code": "ThrottlingException"})] * 2, {}, 3),
@@ -96,6 +99,23 @@ FAULTS: dict[str, tuple[list[tuple[str, dict[str, Any]]], dict[str, Any], int]] 
         3,
     ),
     "validation-error-not-retried": ([("error", {"code": "ValidationException"})], {}, 1),
+    # legacy mode (botocore's default) on the async twin is decided by _direct_retry's twin
+    "throttled-twice-legacy-mode": (
+        [("error", {"code": "ThrottlingException"})] * 2,
+        {"retries": LEGACY},
+        3,
+    ),
+    "internal-server-error-500-legacy-mode": (
+        [("error", {"code": "InternalServerError", "status": 500})],
+        {"retries": LEGACY},
+        2,
+    ),
+    "connection-reset-legacy-mode": ([("reset", {})], {"retries": LEGACY}, 2),
+    "validation-error-not-retried-legacy-mode": (
+        [("error", {"code": "ValidationException"})],
+        {"retries": LEGACY},
+        1,
+    ),
 }
 
 
@@ -106,12 +126,15 @@ def test_the_same_fault_gets_the_same_retries(
     faults, config, attempts = FAULTS[name]
     seen = {}
     for transport in TRANSPORTS:
-        proxy.clear()
-        sleeps.clear()
-        for kind, options in faults:
-            proxy.inject(kind, **options)
         with ExitStack() as stack:
             repo = open_repo(stack, twin, transport, proxy.url, table_name, clock, **config)
+            # One call first: from then on the async direct transport decides retries with the
+            # stock handler's sync twin (see test_the_async_transport_asks_the_sync_twin)
+            assert repo.product(product_id="p1") == PRODUCT
+            proxy.clear()
+            sleeps.clear()
+            for kind, options in faults:
+                proxy.inject(kind, **options)
             result = outcome(lambda: repo.product(product_id="p1"))  # noqa: B023
         requests = list(proxy.requests)
         seen[transport] = (
@@ -201,3 +224,25 @@ def test_a_skewed_server_clock_moves_the_retry_ttl_as_botocore_does(
     # an hour of skew plus the 7 s read timeout, give or take the second the test takes
     assert 3600 + 7 - 2 <= ahead["botocore"] <= 3600 + 7 + 2
     assert abs(ahead["direct"] - ahead["botocore"]) <= 2
+
+
+@pytest.mark.twin("async")
+def test_the_async_transport_asks_the_sync_twin(
+    proxy: WireProxy, twin: str, clock: Clock, table_name: str
+) -> None:
+    """After the first call, the async direct transport asks the sync twin of aiobotocore's
+    legacy retry handler (``_direct_retry``) rather than awaiting the handler."""
+    with ExitStack() as stack:
+        repo = open_repo(stack, twin, "direct", proxy.url, table_name, clock, retries=LEGACY)
+        client = repo.async_repository.client
+        transport = _direct_install.transport_for(client)
+        event = "needs-retry.dynamodb.GetItem"
+        assert transport._retries.twin(event) is None  # aiobotocore has not emitted it yet
+        assert repo.product(product_id="p1") == PRODUCT
+        twin_handler = transport._retries.twin(event)
+        assert twin_handler is not None
+        proxy.inject("error", code="ThrottlingException")
+        assert repo.product(product_id="p1") == PRODUCT
+        assert [r.fault for r in proxy.requests][-2:] != [None, None]  # the fault was met
+        client.meta.events.register(event, lambda **kwargs: None)
+        assert transport._retries.twin(event) is None  # a handler of the user's: aiobotocore

@@ -38,14 +38,21 @@ from botocore.exceptions import (
 )
 from yarl import URL
 
+from ._http1 import Headers
+
 __all__ = ["Sessions"]
 
 
 class ReadResponse(AioAWSResponse):
-    """aiobotocore's response around a body already read (``await content`` returns it)."""
+    """aiobotocore's response around a body already read (``await content`` returns it);
+    headers as :class:`._http1.Headers` (names lowercased as aiobotocore lowercases them,
+    read case-insensitively as botocore's ``HeadersDict`` is read)."""
 
     def __init__(self, url: str, status_code: int, headers: Any, content: bytes) -> None:
-        super().__init__(url, status_code, headers, None)
+        self.url = url
+        self.status_code = status_code
+        self.headers = headers
+        self.raw = None
         self._content = content
 
 
@@ -102,5 +109,7 @@ class Sessions:
             raise
         except Exception as e:
             raise HTTPClientError(error=e) from e
-        received = {k.decode("utf-8").lower(): v.decode("utf-8") for k, v in response.raw_headers}
+        received = Headers(
+            (k.decode("utf-8").lower(), v.decode("utf-8")) for k, v in response.raw_headers
+        )  # (a repeated header keeps its last value, as in aiobotocore)
         return ReadResponse(str(response.url), response.status, received, content)

@@ -16,6 +16,7 @@ from typing import Any
 
 from ._direct import UNRESOLVED, DirectBase, Operation
 from ._direct_aiohttp import Sessions
+from ._direct_retry import RetryDecisions
 
 __all__ = ["AsyncDirectTransport"]
 
@@ -26,6 +27,7 @@ class AsyncDirectTransport(DirectBase):
     def __init__(self, client: Any) -> None:
         super().__init__(client)
         self._sessions = Sessions(self._http)
+        self._retries = RetryDecisions(self._events)
 
     def method(self, operation: str) -> Callable[..., Any]:
         """A stand-in for the client's coroutine method for ``operation``."""
@@ -58,9 +60,7 @@ class AsyncDirectTransport(DirectBase):
         while True:
             headers = self.headers(op, body, endpoint, frozen, context)
             response, exception = await self._attempt(op, endpoint.url, headers, body)
-            if not await botocore_endpoint._needs_retry(
-                attempts, op.model, request_dict, response, exception
-            ):
+            if not await self._needs_retry(op, attempts, request_dict, response, exception):
                 break
             attempts += 1
             botocore_endpoint._update_retries_context(context, attempts, response)
@@ -77,6 +77,23 @@ class AsyncDirectTransport(DirectBase):
         if http_response.status_code >= 300:
             raise self.error(op, parsed)
         return parsed  # type: ignore[no-any-return]
+
+    async def _needs_retry(
+        self, op: Operation, attempts: int, request_dict: Any, response: Any, exception: Any
+    ) -> bool:
+        """aiobotocore's endpoint's ``_needs_retry``, asking the stock legacy handler's sync
+        twin when that is the only handler (:mod:`._direct_retry`)."""
+        endpoint = self._endpoint
+        twin = self._retries.twin(op.needs_retry)
+        if twin is None:
+            return await endpoint._needs_retry(  # type: ignore[no-any-return]
+                attempts, op.model, request_dict, response, exception
+            )
+        seconds = self._retries.ask(twin, op.model, attempts, request_dict, response, exception)
+        if seconds is None or seconds is False:
+            return False
+        await endpoint._sleep(seconds)
+        return True
 
     async def _attempt(self, op: Operation, url: str, headers: dict[str, str], body: bytes) -> Any:
         """One HTTP exchange: ((http response, parsed), None) or (None, the exception)."""
