@@ -35,7 +35,12 @@ def test_one_put():
 def record(tmp_path: Path, name: str, value: str) -> Path:
     folder = tmp_path / name
     (tmp_path / "test_sample.py").write_text(TEST.replace("VALUE", value))
-    env = {**os.environ, "REQUEST_LOG": str(folder), "PYTHONPATH": str(ROOT / "ci")}
+    env = {
+        **os.environ,
+        "REQUEST_LOG": str(folder),
+        "PYTHONPATH": str(ROOT / "ci"),
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # the recorder alone: a quicker run
+    }
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "request_log", "-p", "no:cacheprovider", "-q"],
         cwd=tmp_path,

@@ -10,8 +10,8 @@ another worker took the segment over) leaves the segment quietly: what it had no
 the new holder's to redo, and fixes it sent anyway were conditioned on the items being
 unchanged. A worker that dies leaves its lease to run out; the next holder resumes from the
 last recorded position, and counts an item recorded as in flight that it finds fresh as
-updated. When every unfinished segment is leased, a worker waits (about a lease period at most)
-and looks again; it returns once every segment is done.
+updated. When every unfinished segment is leased, a worker looks again a tenth of a lease period
+later (sooner if a lease runs out first); it returns once every segment is done.
 
 Leases compare the workers' clocks (the repository clock): keep them in step (NTP) to well
 within a lease.
@@ -84,6 +84,14 @@ def read_job(items: JobItems, retry: Any, segments: int | None) -> Flow[tuple[An
         if number is not None:
             records[number] = item
     return header, records
+
+
+def next_look(earliest: float, now: float, lease: float) -> float:
+    """Seconds until a worker that found every unfinished segment leased looks again: just
+    after the earliest lease runs out, and at most a tenth of a lease period (waiting for the
+    lease alone would keep the worker, and its backfill call, waiting up to a lease period
+    after the others have finished)."""
+    return min(earliest - now + lease / 20, lease / 10)
 
 
 class TableStore:
@@ -165,8 +173,7 @@ class TableStore:
         if free:
             return Claim(wait=0.0)
         earliest = min(lease_of(records[n]) for n in unfinished)
-        wait = min(self.lease, max(earliest - now + self.lease / 20, self.lease / 10))
-        return Claim(wait=wait)
+        return Claim(wait=next_look(earliest, now, self.lease))
 
     def pending(self, ledger: Ledger, fixes: Mapping[int, InFlight]) -> Flow[set[int]]:
         held = set()

@@ -7,7 +7,8 @@ signer and its parser. :class:`DirectTransport` is a botocore-compatible stand-i
 botocore client, it writes the request body as botocore's serialiser would
 (:mod:`._direct_body`), signs it with :mod:`.signing`, sends it through **the client's own**
 HTTP session (urllib3's pool as botocore configured it: timeouts, ``max_pool_connections``,
-proxies, CA bundle, client certificate; :mod:`._direct_urllib3`) and parses the response with
+proxies, CA bundle, client certificate; :mod:`._direct_urllib3`, which writes the request and
+reads the response on the pool's connection by hand, :mod:`._http1`) and parses the response with
 the fast path (:class:`.fastpath.ResponseParser`; botocore's parser for errors and anything it
 declines).
 

@@ -6,7 +6,8 @@ and signature, the same parsing. aiobotocore's awaitables take the place of boto
 its credentials (``await get_frozen_credentials()``), its aiohttp session
 (:mod:`._direct_aiohttp`), the response's
 ``await content``, its endpoint's retry step (the client's ``needs-retry`` handler and
-``asyncio.sleep``), its event emitter and its parser.
+``asyncio.sleep``; the stock legacy handler is asked through its sync twin,
+:mod:`._direct_retry`), its event emitter and its parser.
 """
 
 from __future__ import annotations
