@@ -31,7 +31,6 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -285,43 +284,13 @@ def self_signed_certificate(directory: Path) -> tuple[Path, Path, str]:
 
 
 def _write_with_cryptography(certfile: Path, keyfile: Path) -> None:
-    import ipaddress
+    """What ``openssl req -x509`` writes, made by the test suite's proxy's helper (the
+    ``cryptography`` package; ImportError without it)."""
+    if str(BENCH.parent) not in sys.path:
+        sys.path.insert(0, str(BENCH.parent))  # the checkout's moto_fixtures
+    from moto_fixtures.wire import self_signed_certificate
 
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.now(timezone.utc)
-    public = key.public_key()
-    # What ``openssl req -x509`` writes: a self-signed CA certificate with key identifiers
-    # (urllib3 verifies with VERIFY_X509_STRICT, which wants them).
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(public)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - timedelta(minutes=5))
-        .not_valid_after(now + timedelta(days=2))
-        .add_extension(
-            x509.SubjectAlternativeName(
-                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
-            ),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    keyfile.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    with tempfile.TemporaryDirectory() as tmp:
+        made_cert, made_key = self_signed_certificate(Path(tmp))
+        shutil.move(made_cert, certfile)
+        shutil.move(made_key, keyfile)

@@ -15,13 +15,16 @@ received) and forwards it to the upstream, unless a queued fault answers it firs
 
 Faults apply to the next requests in order, one per request (``times`` queues it again).
 :meth:`WireProxy.answer` makes every request (after the queued faults) get one canned
-response instead of being forwarded.
+response instead of being forwarded. ``WireProxy(upstream, tls=folder)`` serves HTTPS with a
+self-signed certificate for 127.0.0.1 made in ``folder`` (:attr:`WireProxy.certificate`: the
+CA bundle a client must trust, e.g. through ``AWS_CA_BUNDLE``).
 """
 
 from __future__ import annotations
 
 import http.client
 import json
+import ssl
 import threading
 import time
 import urllib.parse
@@ -29,6 +32,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 __all__ = ["Fault", "Recorded", "WireProxy"]
@@ -68,19 +72,26 @@ class Recorded:
 class WireProxy:
     """See the module docstring. ``with WireProxy(upstream) as proxy: proxy.url``."""
 
-    def __init__(self, upstream: str) -> None:
+    def __init__(self, upstream: str, *, tls: Path | None = None) -> None:
         self.upstream = urllib.parse.urlsplit(upstream)
         self.requests: list[Recorded] = []
         self.faults: deque[Fault] = deque()
         self.canned: tuple[int, list[tuple[str, str]], bytes] | None = None
+        self.certificate: Path | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
+        if tls is not None:
+            self.certificate, key = self_signed_certificate(tls)
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.certificate, key)
+            self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        scheme = "http" if self.certificate is None else "https"
+        return f"{scheme}://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> WireProxy:
         self._thread.start()
@@ -175,3 +186,46 @@ def _handler(proxy: WireProxy) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """(certificate, key): PEM files in ``folder`` for a self-signed P-256 certificate valid
+    for 127.0.0.1 and localhost for a day (with the key identifiers urllib3's strict
+    verification asks of a CA certificate)."""
+    import ipaddress
+    from datetime import datetime, timedelta, timezone
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
+    now = datetime.now(timezone.utc)
+    public = key.public_key()
+    names = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - timedelta(minutes=5))
+        .not_valid_after(now + timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "proxy-cert.pem", folder / "proxy-key.pem"
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    return cert_path, key_path

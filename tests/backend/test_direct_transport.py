@@ -84,12 +84,19 @@ def scenario(repo: Any, backend: Backend) -> list[Any]:
 
 
 def _run_both(
-    backend: Backend, client: Any, twin: str, clock: Clock, upstream: str, table: str
+    backend: Backend,
+    client: Any,
+    twin: str,
+    clock: Clock,
+    upstream: str,
+    table: str,
+    tls: Path | None = None,
 ) -> tuple[dict[str, list[Any]], dict[str, list[Recorded]]]:
-    """The scenario on each transport, on a new table each time, through one proxy."""
+    """The scenario on each transport, on a new table each time, through one proxy (HTTPS
+    with a certificate made in ``tls``)."""
     results: dict[str, list[Any]] = {}
     sent: dict[str, list[Recorded]] = {}
-    with WireProxy(upstream) as proxy:
+    with WireProxy(upstream, tls=tls) as proxy:
         for transport in TRANSPORTS:
             if table in client.list_tables()["TableNames"]:
                 client.delete_table(TableName=table)
@@ -125,6 +132,29 @@ def test_every_operation_is_the_same_on_the_wire_and_in_results(
     if backend.supports("transactions"):
         expected |= {"TransactWriteItems", "TransactGetItems"}
     assert targets == expected
+
+
+@pytest.mark.backend("moto_server")
+def test_over_tls_every_operation_is_the_same_on_the_wire_and_in_results(
+    backend: Backend,
+    client: Any,
+    twin: str,
+    clock: Clock,
+    table_name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """DynamoDB speaks HTTPS: the hand-written exchange of the sync twin reads and writes a
+    TLS socket as urllib3 does (the clients trust the proxy's certificate as a user's would,
+    through AWS_CA_BUNDLE)."""
+    assert backend.endpoint_url is not None
+    monkeypatch.setenv("AWS_CA_BUNDLE", str(tmp_path / "proxy-cert.pem"))  # made by the proxy
+    results, proxies = _run_both(
+        backend, client, twin, clock, backend.endpoint_url, table_name, tls=tmp_path
+    )
+    _assert_same_wire(proxies)
+    assert results["direct"] == results["botocore"]
+    assert len(proxies["direct"]) == len(proxies["botocore"]) > 10
 
 
 def _replay_module() -> Any:
