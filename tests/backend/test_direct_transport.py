@@ -25,6 +25,8 @@ from moto_fixtures import NOW, Backend, Clock, create_table
 from moto_fixtures.wire import Recorded, WireProxy
 
 from singletable import SingleTableError
+from singletable.aws import _direct_install
+from singletable.aws._direct_aiohttp import Exchange
 from tests.direct_support import TRANSPORTS, comparable, open_repo, raw_body_equal
 from tests.models import Customer, Order, Product, Status, shop
 
@@ -155,6 +157,24 @@ def test_over_tls_every_operation_is_the_same_on_the_wire_and_in_results(
     _assert_same_wire(proxies)
     assert results["direct"] == results["botocore"]
     assert len(proxies["direct"]) == len(proxies["botocore"]) > 10
+
+
+@pytest.mark.twin("async")
+@pytest.mark.backend("moto_server")
+def test_the_async_transport_writes_on_the_session_s_connector(
+    backend: Backend, client: Any, twin: str, clock: Clock, table_name: str
+) -> None:
+    """aiobotocore's session adds nothing to a request, so the async twin writes and reads on
+    a connection of its connector (``_direct_aiohttp.Exchange``) rather than through
+    ``ClientSession.request``; the suites above compare what it sends and reads."""
+    assert backend.endpoint_url is not None
+    create_table(backend, client, shop, table_name)
+    with ExitStack() as stack:
+        repo = open_repo(stack, twin, "direct", backend.endpoint_url, table_name, clock)
+        assert repo.product(product_id="p1") is None
+        transport = _direct_install.transport_for(repo.async_repository.client)
+        exchanges = list(transport._sessions._exchanges.values())
+        assert len(exchanges) == 1 and isinstance(exchanges[0], Exchange)
 
 
 def _replay_module() -> Any:

@@ -18,7 +18,7 @@ maps them. Connections, TLS, timeouts and pools stay urllib3's: this room only s
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from http.client import BadStatusLine, IncompleteRead, LineTooLong, RemoteDisconnected
 from typing import Any
 
@@ -70,11 +70,21 @@ def http_host(host: str, port: int | None, default_port: int) -> str:
     return f"{host}:{port}"
 
 
-def request_head(host: str, headers: Mapping[str, str]) -> bytes:
-    """The request line and headers of ``POST /`` as urllib3 writes them (``headers`` must
-    hold ``Content-Length`` and ``User-Agent``, as the transport's always do)."""
-    lines = [f"POST / HTTP/1.1\r\nHost: {host}\r\nAccept-Encoding: identity\r\n"]
-    for name, value in headers.items():
+_IDENTITY = (("Accept-Encoding", "identity"),)
+
+
+def request_head(
+    host: str,
+    headers: Mapping[str, str],
+    first: Sequence[tuple[str, str]] = _IDENTITY,
+    last: Sequence[tuple[str, str]] = (),
+) -> bytes:
+    """The request line and headers of ``POST /``: ``Host``, then ``first``, ``headers`` and
+    ``last`` in order. The defaults are what urllib3 writes (``http.client`` puts
+    ``Accept-Encoding: identity`` after ``Host``); ``headers`` must hold ``Content-Length``
+    and ``User-Agent``, as the transport's always do."""
+    lines = [f"POST / HTTP/1.1\r\nHost: {host}\r\n"]
+    for name, value in (*first, *headers.items(), *last):
         if "\n" in value or "\r" in value or "\n" in name or "\r" in name or ":" in name:
             # http.client refuses these too: they would split the request
             raise ValueError(f"Invalid header {name!r}: {value!r}")
