@@ -308,7 +308,7 @@ class DirectBase:
         if "x-amzn-requestid" in headers:
             metadata["RequestId"] = headers["x-amzn-requestid"]
         metadata["HTTPStatusCode"] = status
-        # (the sync exchange reads header names lowercased already)
+        # (both twins' exchanges read names lowercased; a proxied endpoint's are botocore's)
         metadata["HTTPHeaders"] = (
             dict(headers) if type(headers) is Headers else lowercase_dict(headers)
         )

@@ -74,6 +74,12 @@ class ReadResponse(AioAWSResponse):
         self._content = content
 
 
+def _headers(raw: Any) -> Headers:
+    """A response's raw header lines as aiobotocore reads them: names lowercased, UTF-8, a
+    repeated header keeping its last value."""
+    return Headers((k.decode("utf-8").lower(), v.decode("utf-8")) for k, v in raw)
+
+
 def _verified(version: str) -> bool:
     try:
         release = tuple(int(part) for part in version.split(".")[:2])
@@ -159,10 +165,7 @@ class Exchange:
             conn.close()
         else:
             conn.release()
-        received = Headers(
-            (k.decode("utf-8").lower(), v.decode("utf-8")) for k, v in response.raw_headers
-        )
-        return response.code, received, content
+        return response.code, _headers(response.raw_headers), content
 
 
 class _NotPlain(Exception):
@@ -243,7 +246,6 @@ class Sessions:
             raise
         except Exception as e:
             raise HTTPClientError(error=e) from e
-        received = Headers(
-            (k.decode("utf-8").lower(), v.decode("utf-8")) for k, v in response.raw_headers
-        )  # (a repeated header keeps its last value, as in aiobotocore)
-        return ReadResponse(str(response.url), response.status, received, content)
+        return ReadResponse(
+            str(response.url), response.status, _headers(response.raw_headers), content
+        )

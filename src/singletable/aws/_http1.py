@@ -100,7 +100,7 @@ def read_response(receive: Receive) -> Response:
     if not data:
         raise RemoteDisconnected("Remote end closed connection without response")
     while True:
-        head, data = _head(receive, data)
+        head, data = _until(receive, data, b"\r\n\r\n", "response head")
         status, version, headers = _parse_head(head)
         if not 100 <= status < 200:
             break
@@ -123,19 +123,20 @@ def read_response(receive: Receive) -> Response:
     return Response(status, headers, _exactly(receive, data, size), reusable)
 
 
-def _head(receive: Receive, data: bytes) -> tuple[bytes, bytes]:
-    """(the response head, the bytes after it), reading until its blank line."""
-    end = data.find(b"\r\n\r\n")
+def _until(receive: Receive, data: bytes, mark: bytes, what: str) -> tuple[bytes, bytes]:
+    """(the bytes before ``mark``, the bytes after it), reading until ``mark`` arrives (the
+    blank line ending a head, the line end of a chunk size); ``what`` names it in errors."""
+    end = data.find(mark)
     while end < 0:
         if len(data) > _MAX_HEAD:
-            raise LineTooLong("response head")
+            raise LineTooLong(what)
         more = receive(_CHUNK)
         if not more:
             raise IncompleteRead(data)
-        start = max(0, len(data) - 3)
+        start = max(0, len(data) - len(mark) + 1)  # the mark may straddle the two reads
         data += more
-        end = data.find(b"\r\n\r\n", start)
-    return data[:end], data[end + 4 :]
+        end = data.find(mark, start)
+    return data[:end], data[end + len(mark) :]
 
 
 def _parse_head(head: bytes) -> tuple[int, bytes, Headers]:
@@ -206,7 +207,7 @@ def _chunked(receive: Receive, data: bytes) -> tuple[bytes, bytes]:
     """(the body of a chunked response, any bytes after its end)."""
     parts: list[bytes] = []
     while True:
-        line, data = _line(receive, data)
+        line, data = _until(receive, data, b"\r\n", "chunk size")
         size_text = line.split(b";", 1)[0].strip()
         try:
             size = int(size_text, 16)
@@ -214,7 +215,7 @@ def _chunked(receive: Receive, data: bytes) -> tuple[bytes, bytes]:
             raise IncompleteRead(b"".join(parts)) from None
         if size == 0:
             while True:  # trailers, up to the blank line that ends the message
-                trailer, data = _line(receive, data)
+                trailer, data = _until(receive, data, b"\r\n", "trailer")
                 if not trailer:
                     return b"".join(parts), data
         if len(data) < size + 2:
@@ -223,16 +224,3 @@ def _chunked(receive: Receive, data: bytes) -> tuple[bytes, bytes]:
             raise IncompleteRead(b"".join(parts))
         parts.append(data[:size])
         data = data[size + 2 :]
-
-
-def _line(receive: Receive, data: bytes) -> tuple[bytes, bytes]:
-    end = data.find(b"\r\n")
-    while end < 0:
-        if len(data) > _MAX_HEAD:
-            raise LineTooLong("chunk size")
-        more = receive(_CHUNK)
-        if not more:
-            raise IncompleteRead(data)
-        data += more
-        end = data.find(b"\r\n")
-    return data[:end], data[end + 2 :]
