@@ -1,6 +1,8 @@
 """Repositories on either transport (botocore's pipeline or singletable's direct transport),
 sync or async, through a :class:`moto_fixtures.wire.WireProxy`: the shared set-up of the direct
-transport's differential and fault suites."""
+transport's differential and fault suites. The sync twin has a third: botocore's pipeline with
+singletable's HTTP exchange (:mod:`singletable.aws.exchange`, what the default client sends
+with), compared with botocore's pipeline on urllib3 alone."""
 
 from __future__ import annotations
 
@@ -18,11 +20,19 @@ from moto_fixtures.backends import DEFAULT_REGION, DUMMY_CREDENTIALS
 from moto_fixtures.twins import BlockingRepository, Loop, async_twin_of
 from moto_fixtures.wire import Recorded
 
-from singletable.aws import _direct_install, client_config, fastpath
+from singletable.aws import _direct_install, client_config, exchange, fastpath
 
 from .models import Store
 
 TRANSPORTS = ("botocore", "direct")
+
+
+def transports(twin: str) -> tuple[str, ...]:
+    """The transports of ``twin``: botocore's pipeline (first), the direct transport, and for
+    the sync twin botocore's pipeline with singletable's HTTP exchange."""
+    return (*TRANSPORTS, "exchange") if twin == "sync" else TRANSPORTS
+
+
 #: Headers that differ between any two requests: the signing time, the signature, the
 #: per-call invocation id.
 VOLATILE = frozenset({"x-amz-date", "authorization", "amz-sdk-invocation-id"})
@@ -69,7 +79,8 @@ def open_repo(
     **config: Any,
 ) -> Any:
     """A :class:`Store` (or its async twin behind a blocking view) on a new client for
-    ``url``, with the fast path, and with the direct transport when ``transport`` says so.
+    ``url``, with the fast path, and with the direct transport or (sync) singletable's HTTP
+    exchange when ``transport`` says so (the ``botocore`` one sends through urllib3 alone).
     ``credentials(is_async)`` makes the client's credentials object (default: static keys)."""
     options = client_options(**config)
     sync_credentials = credentials if twin == "sync" else None  # the companion: static keys
@@ -86,6 +97,9 @@ def open_repo(
     if twin == "sync":
         if transport == "direct":
             assert _direct_install.install(sync_client)
+        elif transport == "exchange":
+            exchange.install(sync_client)
+            assert exchange.is_installed(sync_client)
         return companion
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession

@@ -1,4 +1,5 @@
-"""The same retries for the same faults, on botocore's pipeline and on the direct transport.
+"""The same retries for the same faults, on botocore's pipeline and on the direct transport
+(and, on the sync twin, on botocore's pipeline with singletable's HTTP exchange).
 
 Faults are injected on the wire by a :class:`moto_fixtures.wire.WireProxy` in front of moto's
 server (the event-hook injectors of ``moto_fixtures.faults`` act inside botocore, where direct
@@ -25,7 +26,7 @@ from moto_fixtures.wire import Recorded, WireProxy
 
 from singletable import SingleTableError
 from singletable.aws import _direct_install
-from tests.direct_support import TRANSPORTS, open_repo
+from tests.direct_support import open_repo, transports
 from tests.models import Product, Store, shop
 
 pytestmark = pytest.mark.backend("moto_server")
@@ -125,7 +126,7 @@ def test_the_same_fault_gets_the_same_retries(
 ) -> None:
     faults, config, attempts = FAULTS[name]
     seen = {}
-    for transport in TRANSPORTS:
+    for transport in transports(twin):
         with ExitStack() as stack:
             repo = open_repo(stack, twin, transport, proxy.url, table_name, clock, **config)
             # One call first: from then on the async direct transport decides retries with the
@@ -144,7 +145,8 @@ def test_the_same_fault_gets_the_same_retries(
             len(sleeps),
         )
         assert len(requests) == attempts, transport
-    assert seen["direct"] == seen["botocore"]
+    for transport in transports(twin)[1:]:
+        assert seen[transport] == seen["botocore"], transport
 
 
 def _credentials(now: list[datetime], issued: list[str]) -> Callable[[bool], Any]:
@@ -182,7 +184,7 @@ def test_credentials_that_expire_mid_run_are_refreshed_before_the_next_request(
     proxy: WireProxy, twin: str, clock: Clock, table_name: str
 ) -> None:
     seen = {}
-    for transport in TRANSPORTS:
+    for transport in transports(twin):
         proxy.clear()
         now, issued = [datetime.now(timezone.utc)], []
         with ExitStack() as stack:
@@ -195,7 +197,8 @@ def test_credentials_that_expire_mid_run_are_refreshed_before_the_next_request(
             second = repo.product(product_id="p1")
         seen[transport] = ([r.access_key for r in proxy.requests], issued, first, second)
     assert seen["botocore"][:2] == (["KEY1", "KEY2"], ["KEY1", "KEY2"])
-    assert seen["direct"] == seen["botocore"]
+    for transport in transports(twin)[1:]:
+        assert seen[transport] == seen["botocore"], transport
 
 
 def _ttl_ahead(request: Recorded) -> float:
@@ -212,7 +215,7 @@ def test_a_skewed_server_clock_moves_the_retry_ttl_as_botocore_does(
     """botocore's clock-skew correction: the retry's ``ttl`` is the client's time plus the
     read timeout plus the skew it estimated from the server's ``Date``."""
     ahead = {}
-    for transport in TRANSPORTS:
+    for transport in transports(twin):
         proxy.clear()
         proxy.inject("error", code="ThrottlingException", skew=3600)
         with ExitStack() as stack:
@@ -223,7 +226,8 @@ def test_a_skewed_server_clock_moves_the_retry_ttl_as_botocore_does(
         ahead[transport] = _ttl_ahead(retry)
     # an hour of skew plus the 7 s read timeout, give or take the second the test takes
     assert 3600 + 7 - 2 <= ahead["botocore"] <= 3600 + 7 + 2
-    assert abs(ahead["direct"] - ahead["botocore"]) <= 2
+    for transport in transports(twin)[1:]:
+        assert abs(ahead[transport] - ahead["botocore"]) <= 2, transport
 
 
 @pytest.mark.twin("async")

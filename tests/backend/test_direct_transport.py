@@ -1,7 +1,7 @@
 """The direct transport against botocore's pipeline: the same requests on the wire (bodies
 byte for byte, every header but the date, signature and invocation id, the signed headers and
 their values), the same results, on moto's server, dynalite and the replay endpoint, on both
-twins.
+twins; on the sync twin, botocore's pipeline with singletable's HTTP exchange too.
 
 The direct transport sends HTTP itself, so these suites run on the HTTP backends only
 (in-process moto answers inside botocore's event hooks, which direct requests do not run).
@@ -27,7 +27,7 @@ from moto_fixtures.wire import Recorded, WireProxy
 from singletable import SingleTableError
 from singletable.aws import _direct_install
 from singletable.aws._direct_aiohttp import Exchange
-from tests.direct_support import TRANSPORTS, comparable, open_repo, raw_body_equal
+from tests.direct_support import comparable, open_repo, raw_body_equal, transports
 from tests.models import Customer, Order, Product, Status, shop
 
 pytestmark = pytest.mark.backend("moto_server", "dynalite")
@@ -99,7 +99,7 @@ def _run_both(
     results: dict[str, list[Any]] = {}
     sent: dict[str, list[Recorded]] = {}
     with WireProxy(upstream, tls=tls) as proxy:
-        for transport in TRANSPORTS:
+        for transport in transports(twin):
             if table in client.list_tables()["TableNames"]:
                 client.delete_table(TableName=table)
             create_table(backend, client, shop, table)
@@ -113,12 +113,19 @@ def _run_both(
 
 
 def _assert_same_wire(sent: dict[str, list[Recorded]]) -> None:
-    assert [r.target for r in sent["direct"]] == [r.target for r in sent["botocore"]]
-    for botocore_request, direct_request in zip(sent["botocore"], sent["direct"], strict=True):
-        direct, expected = comparable(direct_request), comparable(botocore_request)
-        assert set(direct["headers"].items()) ^ set(expected["headers"].items()) == set()
-        assert direct == expected
-        assert raw_body_equal(direct_request, botocore_request)
+    """Each transport sent what botocore's pipeline sent, request for request."""
+    for name in [name for name in sent if name != "botocore"]:
+        assert [r.target for r in sent[name]] == [r.target for r in sent["botocore"]], name
+        for botocore_request, request in zip(sent["botocore"], sent[name], strict=True):
+            actual, expected = comparable(request), comparable(botocore_request)
+            assert set(actual["headers"].items()) ^ set(expected["headers"].items()) == set()
+            assert actual == expected, name
+            assert raw_body_equal(request, botocore_request), name
+
+
+def _assert_same_results(results: dict[str, list[Any]]) -> None:
+    for name in [name for name in results if name != "botocore"]:
+        assert results[name] == results["botocore"], name
 
 
 def test_every_operation_is_the_same_on_the_wire_and_in_results(
@@ -127,7 +134,8 @@ def test_every_operation_is_the_same_on_the_wire_and_in_results(
     assert backend.endpoint_url is not None
     results, proxies = _run_both(backend, client, twin, clock, backend.endpoint_url, table_name)
     _assert_same_wire(proxies)
-    assert results["direct"] == results["botocore"]
+    _assert_same_results(results)
+    assert set(results) == set(transports(twin))
     targets = {r.target for r in proxies["direct"]}
     expected = {"PutItem", "BatchWriteItem", "Query", "UpdateItem", "BatchGetItem", "DeleteItem"}
     expected |= {"GetItem", "Scan"}
@@ -155,7 +163,7 @@ def test_over_tls_every_operation_is_the_same_on_the_wire_and_in_results(
         backend, client, twin, clock, backend.endpoint_url, table_name, tls=tmp_path
     )
     _assert_same_wire(proxies)
-    assert results["direct"] == results["botocore"]
+    _assert_same_results(results)
     assert len(proxies["direct"]) == len(proxies["botocore"]) > 10
 
 
@@ -212,9 +220,9 @@ def test_replay_endpoint_answers_the_direct_transport_from_botocore_s_recordings
     url, store = replay
     results, proxies = _run_both(backend, client, twin, clock, url, table_name)
     _assert_same_wire(proxies)
-    assert results["direct"] == results["botocore"]
-    direct = proxies["direct"]
-    tokens = sum(b"ClientRequestToken" in r.body for r in direct)
+    _assert_same_results(results)
+    replayers = [r for name in proxies if name != "botocore" for r in proxies[name]]
+    tokens = sum(b"ClientRequestToken" in r.body for r in replayers)
     stats = store.stats()
-    assert stats["replayed"] == len(direct) - tokens
+    assert stats["replayed"] == len(replayers) - tokens
     assert stats["recorded"] == len(proxies["botocore"]) + tokens

@@ -171,12 +171,15 @@ def default_client(
     without ``client=`` uses ``default_client()``; give it ``client=default_client(my_session)``
     for a session of your own (a profile, a region, assumed-role credentials).
 
-    The direct transport is opt-in too: ``config=client_config(transport="direct")`` or
+    Its HTTP exchange is singletable's, under botocore's pipeline
+    (:mod:`singletable.aws.exchange`: the request is written and the response read on the
+    client's own urllib3 pool; ``SINGLETABLE_EXCHANGE=0`` gives it back to urllib3's
+    ``urlopen``). The direct transport is opt-in: ``config=client_config(transport="direct")`` or
     ``SINGLETABLE_TRANSPORT=direct`` (see :func:`client_config`)."""
     import boto3
 
     # here: only the default client needs them
-    from . import fastpath, signing
+    from . import exchange, fastpath, signing
 
     if session is None:
         if boto3.DEFAULT_SESSION is None:
@@ -187,6 +190,7 @@ def default_client(
         config = client_config(parameter_validation=False)
     client = session.client("dynamodb", config=config)
     fastpath.install(client)
+    exchange.install(client)
     if _wants_signing(config):
         credentials = session.get_credentials()
         if credentials is not None:

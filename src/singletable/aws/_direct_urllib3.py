@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import socket
 import ssl
+from collections.abc import Mapping
 from concurrent.futures import CancelledError
 from http.client import HTTPException
 from typing import Any
+from urllib.parse import urlsplit
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.exceptions import (
@@ -80,13 +82,16 @@ class Pools:
         self._routes: dict[str, Route | None] = {}
 
     def route(self, url: str) -> Route | None:
-        """``url``'s pool, set up as botocore sets it up per request; None behind a proxy."""
+        """``url``'s pool, set up as botocore sets it up per request; None behind a proxy or
+        for a URL other than an endpoint's root (:mod:`._http1` writes ``POST /``)."""
         try:
             return self._routes[url]
         except KeyError:
             session = self._session
             route = None
-            if not session._proxy_config.proxy_url_for(url):
+            parts = urlsplit(url)
+            root = parts.path in ("", "/") and not parts.query
+            if root and not session._proxy_config.proxy_url_for(url):
                 pool = session._get_connection_manager(url).connection_from_url(url)
                 session._setup_ssl_cert(pool, url, session._verify)
                 route = Route(pool)
@@ -95,21 +100,27 @@ class Pools:
             self._routes[url] = route
             return route
 
-    def send(self, url: str, headers: dict[str, str], body: bytes) -> AWSResponse:
+    def send(self, url: str, headers: Mapping[str, str], body: bytes) -> AWSResponse:
         """One POST of ``body`` to ``url`` (path ``/``); botocore's response or exception."""
         route = self.route(url)
         if route is None:
             request = AWSPreparedRequest("POST", url, headers, body, False)  # type: ignore[arg-type]
             return self._session.send(request)  # type: ignore[no-any-return]
-        message = request_head(route.host, headers) + body
+        return self.exchange(route, url, headers, body)
+
+    def exchange(
+        self, route: Route, url: str, headers: Mapping[str, str], body: bytes
+    ) -> AWSResponse:
+        """One POST of ``body`` to ``url`` on ``route``'s pool; botocore's response or exception."""
         try:
+            message = request_head(route.host, headers) + body  # raises as http.client would
             try:
                 return _exchange(route, url, message)
             except ClosedPoolError:  # evicted from the manager: nothing was sent, send again
                 self._routes.pop(url, None)
-                route = self.route(url)
-                assert route is not None
-                return _exchange(route, url, message)
+                again = self.route(url)
+                assert again is not None
+                return _exchange(again, url, message)
         except (URLLib3SSLError, ssl.CertificateError) as e:
             raise SSLError(endpoint_url=url, error=e) from e
         except (NewConnectionError, socket.gaierror) as e:

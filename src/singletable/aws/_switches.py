@@ -2,15 +2,15 @@
 
 Each extension has one variable, read on every use (so a test or an operator can flip it
 without restarting anything): ``SINGLETABLE_FAST_PATH`` (on unless switched off),
-``SINGLETABLE_SIGNING`` (off unless switched on) and ``SINGLETABLE_TRANSPORT`` (``botocore``
-unless it says ``direct``).
+``SINGLETABLE_SIGNING`` (off unless switched on), ``SINGLETABLE_EXCHANGE`` (on unless switched
+off) and ``SINGLETABLE_TRANSPORT`` (``botocore`` unless it says ``direct``).
 """
 
 from __future__ import annotations
 
 import os
 
-__all__ = ["FAST_PATH", "SIGNING", "TRANSPORT", "switch", "switch_on", "transport"]
+__all__ = ["EXCHANGE", "FAST_PATH", "SIGNING", "TRANSPORT", "switch", "switch_on", "transport"]
 
 FAST_PATH = "SINGLETABLE_FAST_PATH"
 """The response fast path: on unless ``0`` (or ``false``/``no``/``off``)."""
@@ -18,6 +18,10 @@ FAST_PATH = "SINGLETABLE_FAST_PATH"
 SIGNING = "SINGLETABLE_SIGNING"
 """singletable's SigV4 signer on the default client: off unless ``1`` (or
 ``true``/``yes``/``on``); ``0`` also keeps an explicit request for it from installing it."""
+
+EXCHANGE = "SINGLETABLE_EXCHANGE"
+"""The default client's HTTP exchange under botocore's pipeline (:mod:`singletable.aws.exchange`):
+on unless ``0`` (or ``false``/``no``/``off``)."""
 
 TRANSPORT = "SINGLETABLE_TRANSPORT"
 """The default client's transport: ``direct`` (singletable sends DynamoDB requests itself, see

@@ -1,0 +1,117 @@
+"""singletable's HTTP exchange under botocore's pipeline.
+
+A small DynamoDB call through botocore spends more client CPU in urllib3's ``urlopen`` than in
+anything else of its own (measured on a keep-alive endpoint: about a third of a PutItem's
+client CPU; docs/performance.md, "Default transport"). :func:`install` gives a client's
+endpoint an :class:`HTTPSession`: botocore's own HTTP session (``URLLib3Session``) whose
+``send`` writes the request and reads the response with :mod:`._http1` on **that session's**
+urllib3 pool (its timeouts, ``max_pool_connections``, CA bundle, client certificate, TLS and
+TCP options; :class:`._direct_urllib3.Pools`, the direct transport's sync exchange), and raises
+botocore's exceptions as ``URLLib3Session.send`` does. Everything before and after the send
+stays botocore's: parameters, serialisation, every event hook (``before-send`` handlers such as
+moto's in-process mock still answer first: the session is only asked when none did), signing,
+endpoint rules, retries and their CRC32 check, parsing (or the fast path), error classes.
+
+It hands a request to ``URLLib3Session.send`` (the session it wraps) when it does not cover
+it: not a ``POST`` to the endpoint's root, a streamed response, a body that is not ``bytes``, a
+header value that is neither ``str`` nor ``bytes``, a name given twice, a request without
+``Content-Length`` or ``User-Agent`` or with its own ``Host``, ``Accept-Encoding`` or
+``Transfer-Encoding``, and an endpoint behind a proxy.
+
+What changes, seen from outside: urllib3's ``urlopen`` does not run, so instrumentation of
+urllib3 (an OpenTelemetry urllib3 span per request) and botocore's HTTP-session debug log lines
+do not see these requests. ``SINGLETABLE_EXCHANGE=0`` turns it off (read on every request);
+:func:`install` does nothing on a botocore outside the fast path's verified range.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._direct_urllib3 import Pools
+from ._switches import EXCHANGE, switch_on
+
+if TYPE_CHECKING:
+    from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+__all__ = ["HTTPSession", "enabled", "install", "is_installed", "uninstall"]
+
+# urllib3 writes these itself when a request holds none (and leaves its own out when it does)
+_OWN_HEADERS = frozenset({"host", "accept-encoding", "transfer-encoding"})
+
+
+def enabled() -> bool:
+    """False when ``SINGLETABLE_EXCHANGE`` is switched off (``0``), else True."""
+    return switch_on(EXCHANGE)
+
+
+class HTTPSession:
+    """botocore's HTTP session of one client, sending with singletable's exchange; every
+    other attribute is the wrapped session's."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+        self._pools = Pools(wrapped)
+
+    def send(self, request: AWSPreparedRequest) -> AWSResponse:
+        """The response to ``request``, by singletable's exchange when it covers it."""
+        body = request.body
+        if type(body) is bytes and request.method == "POST" and not request.stream_output:
+            headers = _plain(request.headers)
+            if headers is not None and enabled():
+                url = request.url
+                route = self._pools.route(url)
+                if route is not None:
+                    return self._pools.exchange(route, url, headers, body)
+        return self.wrapped.send(request)  # type: ignore[no-any-return]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.wrapped, name)
+
+
+def _plain(headers: Any) -> dict[str, str] | None:
+    """``headers`` (botocore's ``HeadersDict``, values as bytes or str) as the str values
+    urllib3 would write after its own ``Host`` and ``Accept-Encoding: identity`` (bytes are
+    written as they are, so decoded as latin-1, which :mod:`._http1` encodes back); None when
+    urllib3 would write more or other: a name given twice (in two cases), ``Content-Length``
+    or ``User-Agent`` missing, a header it writes itself, a value of another type."""
+    plain = {}
+    for name, value in headers.items():
+        if type(value) is bytes:
+            value = value.decode("latin-1")
+        elif type(value) is not str:
+            return None
+        plain[name] = value
+    names = {str(name).lower() for name in plain}
+    if len(names) != len(plain):
+        return None
+    if "content-length" not in names or "user-agent" not in names:
+        return None
+    return plain if names.isdisjoint(_OWN_HEADERS) else None
+
+
+def install(client: DynamoDBClient) -> None:
+    """Send ``client``'s requests with singletable's exchange (idempotent; only this client's
+    endpoint changes). Does nothing on a botocore outside the fast path's verified range, nor
+    for an aiobotocore client (its HTTP session is aiohttp's)."""
+    from . import fastpath
+
+    if is_installed(client) or not fastpath.botocore_verified():
+        return
+    if fastpath.aiobotocore_version(client) is not None:
+        return
+    endpoint = client._endpoint  # type: ignore[attr-defined]
+    endpoint.http_session = HTTPSession(endpoint.http_session)
+
+
+def uninstall(client: DynamoDBClient) -> None:
+    """Give ``client``'s HTTP exchange back to botocore (no-op if not installed)."""
+    endpoint = client._endpoint  # type: ignore[attr-defined]
+    if isinstance(endpoint.http_session, HTTPSession):
+        endpoint.http_session = endpoint.http_session.wrapped
+
+
+def is_installed(client: DynamoDBClient) -> bool:
+    """Whether :func:`install` is in effect on ``client``."""
+    return isinstance(client._endpoint.http_session, HTTPSession)  # type: ignore[attr-defined]
