@@ -76,8 +76,10 @@ TITLES = {
     "update)",
     "BatchWriteItem": f"BatchWriteItem ({BATCH} orders, 4 requests of 25)",
 }
-#: Acceptance target: client CPU as a multiple of the raw client's, for the default client.
-TARGET = 0.90
+#: Acceptance target: client CPU as a multiple of the raw client's, for the default client:
+#: on the keep-alive endpoints, and on moto's server (a new connection per call).
+TARGET = 0.85
+MOTO_TARGET = 0.90
 TARGETED = "singletable default client"
 DIRECT = "singletable direct transport"
 DIRECT_TARGET = 0.60  # every write on the direct transport (default_client's opt-in)
@@ -494,7 +496,8 @@ def report(endpoint: str, summary: dict[str, dict[str, dict[str, Any]]]) -> None
         for name, row in rows.items():
             q1, q3 = row["cpu_ratio_iqr"]
             target = ""
-            goal = {TARGETED: TARGET, DIRECT: DIRECT_TARGET}.get(name)
+            default_goal = MOTO_TARGET if endpoint == "moto" else TARGET
+            goal = {TARGETED: default_goal, DIRECT: DIRECT_TARGET}.get(name)
             if goal is not None:
                 verdict = "PASS" if row["cpu_ratio"] <= goal else "FAIL"
                 target = f"≤ {goal:.2f}: {verdict}"

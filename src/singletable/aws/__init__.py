@@ -7,11 +7,16 @@ client for singletable or hooks into one.
   only on the botocore versions CI has verified;
 * :mod:`~singletable.aws.signing`: the hand-written SigV4 signer (``choose-signer`` and
   ``request-created`` hooks), opt-in;
-* :mod:`~singletable.aws._switches`: their environment switches, ``SINGLETABLE_FAST_PATH``
-  and ``SINGLETABLE_SIGNING``.
+* :mod:`~singletable.aws.exchange`: the default client's HTTP exchange (botocore's HTTP
+  session, writing and reading on its own urllib3 pool), active only on the botocore versions
+  CI has verified;
+* the direct transport (``_direct*``), opt-in;
+* :mod:`~singletable.aws._switches`: their environment switches, ``SINGLETABLE_FAST_PATH``,
+  ``SINGLETABLE_SIGNING``, ``SINGLETABLE_EXCHANGE`` and ``SINGLETABLE_TRANSPORT``.
 
-Every extension uses the client's public event hooks only, changes one client at a time and
-steps aside (botocore does the work) on anything it does not cover.
+Every extension changes one client at a time and steps aside (botocore does the work) on
+anything it does not cover; the fast path and the signer through the client's public event
+hooks, the exchange through its endpoint's HTTP session.
 """
 
 from __future__ import annotations
