@@ -81,6 +81,8 @@ class RawServer:
                         return
                     data += more
                 head, _, data = data.partition(b"\r\n\r\n")
+                if b"\r\nexpect: 100-continue" in head.lower():
+                    connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
                 length = int(re.search(rb"(?im)^content-length: *(\d+)", head)[1])  # type: ignore[index]
                 while len(data) < length:
                     data += connection.recv(65536)
@@ -184,6 +186,7 @@ def test_it_sends_a_plain_post_and_hands_anything_else_to_urllib3(
         "a Host of its own": _prepared(server.url, Host=f"127.0.0.1:{server.port}"),
         "an Accept-Encoding of its own": _prepared(server.url, **{"Accept-Encoding": "gzip"}),
         "an int header value": _prepared(server.url, X_Extra=7),
+        "an Expect": _prepared(server.url, Expect="100-continue"),
     }
     no_length = _prepared(server.url)
     del no_length.headers["Content-Length"]

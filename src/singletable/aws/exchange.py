@@ -15,8 +15,8 @@ endpoint rules, retries and their CRC32 check, parsing (or the fast path), error
 It hands a request to ``URLLib3Session.send`` (the session it wraps) when it does not cover
 it: not a ``POST`` to the endpoint's root, a streamed response, a body that is not ``bytes``, a
 header value that is neither ``str`` nor ``bytes``, a name given twice, a request without
-``Content-Length`` or ``User-Agent`` or with its own ``Host``, ``Accept-Encoding`` or
-``Transfer-Encoding``, and an endpoint behind a proxy.
+``Content-Length`` or ``User-Agent`` or with its own ``Host``, ``Accept-Encoding``,
+``Transfer-Encoding`` or ``Expect``, and an endpoint behind a proxy.
 
 What changes, seen from outside: urllib3's ``urlopen`` does not run, so instrumentation of
 urllib3 (an OpenTelemetry urllib3 span per request) and botocore's HTTP-session debug log lines
@@ -37,8 +37,9 @@ if TYPE_CHECKING:
 
 __all__ = ["HTTPSession", "enabled", "install", "is_installed", "uninstall"]
 
-# urllib3 writes these itself when a request holds none (and leaves its own out when it does)
-_OWN_HEADERS = frozenset({"host", "accept-encoding", "transfer-encoding"})
+# urllib3 writes these itself when a request holds none (and leaves its own out when it does);
+# with Expect, botocore's connection waits for 100 Continue before it sends the body
+_OWN_HEADERS = frozenset({"host", "accept-encoding", "transfer-encoding", "expect"})
 
 
 def enabled() -> bool:
