@@ -11,9 +11,9 @@ client's own work is what is measured.
 
 ``profile`` times the stages of botocore's pipeline for GetItem and the 100-item Query of
 ``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws.fastpath``, and on one set
-up as ``default_client()`` does (fast path, ``client_config(parameter_validation=False)``),
-with botocore signing and with the signer opted in (``singletable.aws.signing``),
-without a profiler's distortion: marker handlers registered (public ``client.meta.events``
+up as ``default_client()`` does (fast path, ``client_config(parameter_validation=False)``,
+singletable's HTTP exchange), with botocore signing and with the signer opted in
+(``singletable.aws.signing``), without a profiler's distortion: marker handlers registered (public ``client.meta.events``
 API) first and last on each event botocore emits during a call record ``perf_counter_ns``
 and ``thread_time_ns``, so each segment between two markers is the code botocore runs there
 (endpoint rules + validation + serialisation + user agent; signing; the HTTP exchange;
@@ -323,6 +323,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             client = plain_client(url, config)
             if fast:
                 fastpath.install(client)
+            if config is not None:
+                install_exchange(client)
             if sign:
                 install_signer(client)
             params = get_params if op == "GetItem" else query_params
@@ -432,6 +434,16 @@ def install_signer(client: Any) -> None:
     credentials = session.get_credentials() if session is not None else None
     if credentials is not None:
         signing.install(client, credentials)
+
+
+def install_exchange(client: Any) -> None:
+    """singletable's HTTP exchange on ``client``, as ``default_client()`` installs it (a no-op
+    on versions without it)."""
+    try:
+        from singletable.aws import exchange
+    except ImportError:
+        return
+    exchange.install(client)
 
 
 def singletable_config() -> Config | None:
