@@ -10,15 +10,15 @@ each in its own process, as ``bench/e2e.py`` does) and call the replay endpoint,
 client's own work is what is measured.
 
 ``profile`` times the stages of botocore's pipeline for GetItem and the 100-item Query of
-``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws.fastpath``, and on one set
-up as ``default_client()`` does (fast path, ``client_config(parameter_validation=False)``,
+``bench/e2e.py`` on a raw boto3 client, on one with ``singletable.aws.fastpath``, and on one
+set up as ``default_client()`` does (fast path, ``client_config(parameter_validation=False)``,
 singletable's HTTP exchange), with botocore signing and with the signer opted in
 (``singletable.aws.signing``), without a profiler's distortion: marker handlers registered
-(public ``client.meta.events`` API) first and last on each event botocore emits during a
-call record ``perf_counter_ns`` and ``thread_time_ns``, so each segment between two markers is
-the code botocore runs there (endpoint rules + validation + serialisation + user agent; signing; the HTTP exchange;
-parsing; the retry handler with DynamoDB's CRC32 check; ...). Then it times botocore's
-public building blocks alone on the same data (validator, serialiser, SigV4, parser,
+(public ``client.meta.events`` API) first and last on each event botocore emits during a call
+record ``perf_counter_ns`` and ``thread_time_ns``, so each segment between two markers is the
+code botocore runs there (endpoint rules + validation + serialisation + user agent; signing;
+the HTTP exchange; parsing; the retry handler with DynamoDB's CRC32 check; ...). Then it times
+botocore's public building blocks alone on the same data (validator, serialiser, SigV4, parser,
 ``json.loads``, CRC32). ``--text FILE`` also writes pyinstrument call trees (if installed; a
 tracing sampler, which inflates call-heavy code such as the parser several times).
 
