@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from moto_fixtures import NOW, Backend, Clock, create_table
+from moto_fixtures.tables import POLL_DELAY
 from moto_fixtures.wire import Recorded, WireProxy
 
 from singletable import SingleTableError
@@ -102,6 +103,9 @@ def _run_both(
         for transport in transports(twin):
             if table in client.list_tables()["TableNames"]:
                 client.delete_table(TableName=table)
+                # dynalite deletes in the background and refuses a CreateTable until it is gone
+                waiter: Any = {"Delay": POLL_DELAY, "MaxAttempts": 1500}
+                client.get_waiter("table_not_exists").wait(TableName=table, WaiterConfig=waiter)
             create_table(backend, client, shop, table)
             clock.now = NOW
             proxy.clear()
