@@ -46,6 +46,7 @@ from .backends import (
     wipe_tables,
 )
 from .divergences import KNOWN_DIVERGENCES
+from .idempotency import honour_client_request_tokens
 from .recorder import RequestRecorder, record
 from .tables import Clock
 from .twins import TWINS, AsyncClients, EventTee, async_unavailable
@@ -300,6 +301,8 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     reason = _unavailable(name) or _missing_reason(name, _required_features(request.node))
     if reason:
         pytest.skip(reason)
+    if name in ("inproc", "moto_server"):
+        honour_client_request_tokens()  # as DynamoDB does (moto_fixtures.idempotency)
     if name == "inproc":
         import moto
 

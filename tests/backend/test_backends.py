@@ -86,6 +86,25 @@ def test_table_with_gsi_round_trip(client: DynamoDBClient, table_name: str) -> N
     assert [(i["PK"]["S"], i["SK"]["S"]) for i in sparse["Items"]] == [("U#1", "A#2")]
 
 
+@pytest.mark.requires("transactions")
+def test_a_repeated_client_request_token_is_answered_as_dynamodb_answers_it(
+    client: DynamoDBClient, table_name: str
+) -> None:
+    """DynamoDB answers a TransactWriteItems that repeats an applied one (same token, same
+    request) with success and writes nothing again; moto needs moto_fixtures.idempotency."""
+    create_table(client, table_name)
+    put = {"Put": {"TableName": table_name, "Item": item("U#9", "A#1", n="1")}}
+    put["Put"]["ConditionExpression"] = "attribute_not_exists(PK)"
+    client.transact_write_items(TransactItems=[put], ClientRequestToken="tok-1")
+    key = {"PK": {"S": "U#9"}, "SK": {"S": "A#1"}}
+    client.put_item(TableName=table_name, Item=item("U#9", "A#1", n="2"))  # changed since
+    client.transact_write_items(TransactItems=[put], ClientRequestToken="tok-1")  # a retry
+    assert client.get_item(TableName=table_name, Key=key)["Item"]["n"] == {"S": "2"}
+    with pytest.raises(ClientError) as caught:  # a new token is a new transaction
+        client.transact_write_items(TransactItems=[put], ClientRequestToken="tok-2")
+    assert caught.value.response["Error"]["Code"] == "TransactionCanceledException"
+
+
 def test_backend_describes_itself(backend: Backend, client: DynamoDBClient) -> None:
     assert backend.name in ("inproc", "moto_server", "dynalite", "endpoint")
     assert (backend.endpoint_url is None) == (backend.name == "inproc")
