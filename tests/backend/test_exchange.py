@@ -10,6 +10,7 @@ canned bytes, so the comparison is of the request exactly as written.
 
 from __future__ import annotations
 
+import copy
 import re
 import socket
 import threading
@@ -234,6 +235,8 @@ def test_the_default_client_has_it_and_before_send_hooks_still_answer_first(
     assert exchange.is_installed(aws)
     with mock_aws():  # moto's in-process mock answers in a before-send hook: nothing is sent
         assert aws.list_tables()["TableNames"] == []
+    session = client._endpoint.http_session
+    assert copy.copy(session).wrapped is session.wrapped  # a copy delegates to the same one
     exchange.uninstall(client)
     assert not exchange.is_installed(client)
     exchange.uninstall(client)  # no-op

@@ -68,6 +68,8 @@ class HTTPSession:
         return self.wrapped.send(request)  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
+        if name == "wrapped":  # not set yet (a copy being made): no recursion through it
+            raise AttributeError(name)
         return getattr(self.wrapped, name)
 
 
