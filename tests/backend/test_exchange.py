@@ -193,6 +193,9 @@ def test_it_sends_a_plain_post_and_hands_anything_else_to_urllib3(
     del no_length.headers["Content-Length"]
     no_length.body = b""
     handed["no Content-Length"] = no_length
+    bytes_name = _prepared(server.url)
+    bytes_name.headers = {**bytes_name.headers, b"X-Extra": "1"}  # a hook's plain dict
+    handed["a bytes header name"] = bytes_name
     twice = _prepared(server.url)
     twice.headers = {**twice.headers, "X-Extra": "1", "x-extra": "2"}  # a hook's plain dict
     handed["a name given twice"] = twice

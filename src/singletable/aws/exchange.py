@@ -58,9 +58,14 @@ class HTTPSession:
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         """The response to ``request``, by singletable's exchange when it covers it."""
         body = request.body
-        if type(body) is bytes and request.method == "POST" and not request.stream_output:
+        if (
+            type(body) is bytes
+            and request.method == "POST"
+            and not request.stream_output
+            and enabled()
+        ):
             headers = _plain(request.headers)
-            if headers is not None and enabled():
+            if headers is not None:
                 url = request.url
                 route = self._pools.route(url)
                 if route is not None:
@@ -78,15 +83,17 @@ def _plain(headers: Any) -> dict[str, str] | None:
     urllib3 would write after its own ``Host`` and ``Accept-Encoding: identity`` (bytes are
     written as they are, so decoded as latin-1, which :mod:`._http1` encodes back); None when
     urllib3 would write more or other: a name given twice (in two cases), ``Content-Length``
-    or ``User-Agent`` missing, a header it writes itself, a value of another type."""
+    or ``User-Agent`` missing, a header it writes itself, a name or value of another type."""
     plain = {}
     for name, value in headers.items():
         if type(value) is bytes:
             value = value.decode("latin-1")
         elif type(value) is not str:
             return None
+        if type(name) is not str:
+            return None
         plain[name] = value
-    names = {str(name).lower() for name in plain}
+    names = {name.lower() for name in plain}
     if len(names) != len(plain):
         return None
     if "content-length" not in names or "user-agent" not in names:
