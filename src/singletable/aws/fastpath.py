@@ -14,7 +14,8 @@ and finally does ``parsed.update(customized_response_dict)`` (``botocore/endpoin
 ``Endpoint._do_get_response``; botocore's own S3 handlers use the same hook). For a 2xx
 response of an operation in :data:`FAST_PATH_OPERATIONS`, the handler here:
 
-1. decodes the body exactly as botocore does (``json.loads(body.decode("utf-8"))``);
+1. decodes the body to what botocore's ``json.loads(body.decode("utf-8"))`` returns
+   (with pydantic-core's JSON parser, which is faster and returns the same; see ``_json``);
 2. converts it as botocore's ``JSONParser`` would for the operation's output shape:
    only modelled members are kept, ``null`` members are dropped, blobs (``B``, ``BS``,
    also inside ``M``/``L`` values and in keys) are base64-decoded to ``bytes``, and every
@@ -69,7 +70,6 @@ Set the environment variable ``SINGLETABLE_FAST_PATH=0`` to make :func:`install`
 from __future__ import annotations
 
 import binascii
-import json
 import logging
 import sys
 import weakref
@@ -79,6 +79,7 @@ from typing import TYPE_CHECKING, Any
 import botocore
 from botocore.model import ListShape, MapShape, StructureShape
 
+from ._json import read_json
 from ._switches import FAST_PATH, switch_on
 
 if TYPE_CHECKING:
@@ -422,7 +423,7 @@ class ResponseParser:
         if convert is None:
             return None
         try:
-            data = json.loads(body.decode("utf-8"))
+            data = read_json(body)
             if type(data) is not dict:
                 return None
             parsed: dict[str, Any] = convert(data)
