@@ -14,11 +14,20 @@ from singletable import Repository, Table
 from singletable.aws import fastpath, signing
 
 from .models import Leaderboard, Shop, Store, game, shop
+from .raw_http import RawServer
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 __all__ = ["NOW"]  # the clock's start, for the test modules
+
+
+@pytest.fixture
+def raw_server() -> Iterator[RawServer]:
+    """A :class:`RawServer` on 127.0.0.1, closed afterwards."""
+    raw = RawServer()
+    yield raw
+    raw.close()
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
 """Repositories on either transport (botocore's pipeline or singletable's direct transport),
 sync or async, through a :class:`moto_fixtures.wire.WireProxy`: the shared set-up of the direct
-transport's differential and fault suites. The sync twin has a third: botocore's pipeline with
-singletable's HTTP exchange (:mod:`singletable.aws.exchange`, what the default client sends
-with), compared with botocore's pipeline on urllib3 alone."""
+transport's differential and fault suites. Each twin has a third: botocore's (aiobotocore's)
+pipeline with singletable's HTTP exchange (:mod:`singletable.aws.exchange`, what the default
+clients send with), compared with the pipeline on urllib3 (aiohttp) alone."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ TRANSPORTS = ("botocore", "direct")
 
 
 def transports(twin: str) -> tuple[str, ...]:
-    """The transports of ``twin``: botocore's pipeline (first), the direct transport, and for
-    the sync twin botocore's pipeline with singletable's HTTP exchange."""
-    return (*TRANSPORTS, "exchange") if twin == "sync" else TRANSPORTS
+    """The transports of ``twin``: botocore's pipeline (first), the direct transport, and
+    botocore's pipeline with singletable's HTTP exchange."""
+    return (*TRANSPORTS, "exchange")
 
 
 #: Headers that differ between any two requests: the signing time, the signature, the
@@ -104,6 +104,10 @@ def open_repo(
     from aiobotocore.config import AioConfig
     from aiobotocore.session import AioSession
 
+    from singletable.aws import _exchange_aio
+
+    if transport == "exchange":
+        options["http_session_cls"] = _exchange_aio.HTTPSession
     aio_session = AioSession()
     if credentials is not None:
         resolver = aio_session.get_component("credential_provider")
@@ -114,6 +118,9 @@ def open_repo(
         **({} if credentials is not None else DUMMY_CREDENTIALS),
     )  # fmt: skip
     client = loop.run(manager.__aenter__())
+    assert (transport == "exchange") is isinstance(
+        client._endpoint.http_session, _exchange_aio.HTTPSession
+    )
     stack.callback(loop.close)
     stack.callback(lambda: loop.run(manager.__aexit__(None, None, None)))
     fastpath.install(client)

@@ -97,7 +97,9 @@ class AsyncRepository(RepositoryBase):
         (``region_name=``, ``endpoint_url=``, ``config=``, credentials).
         ``transport="direct"`` sends the repository's requests through the direct transport
         (aiohttp, see :func:`singletable.aws.client_config`); unset, it follows
-        ``SINGLETABLE_TRANSPORT``, else botocore's pipeline."""
+        ``SINGLETABLE_TRANSPORT``, else botocore's pipeline, whose HTTP exchange is
+        singletable's (``SINGLETABLE_EXCHANGE=0`` gives it back to aiohttp; see
+        :mod:`singletable.aws.exchange`)."""
         names = RepositoryOptions.__annotations__.keys()
         transport = options.pop("transport", None)
         repository = {k: v for k, v in options.items() if k in names}
@@ -347,11 +349,13 @@ async def _connect(
         raise InvalidRequestError(
             'the async twin needs aiobotocore: pip install "singletable[async]"'
         ) from None
+    from .aws import _exchange_aio
     from .aws._client import client_config, wants_direct
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config(parameter_validation=False))
     direct = transport == "direct" if transport is not None else wants_direct(kwargs["config"])
+    kwargs["config"] = _exchange_aio.aio_config(kwargs["config"])
     if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:

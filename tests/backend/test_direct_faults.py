@@ -1,5 +1,5 @@
 """The same retries for the same faults, on botocore's pipeline and on the direct transport
-(and, on the sync twin, on botocore's pipeline with singletable's HTTP exchange).
+(and on botocore's and aiobotocore's pipelines with singletable's HTTP exchange).
 
 Faults are injected on the wire by a :class:`moto_fixtures.wire.WireProxy` in front of moto's
 server (the event-hook injectors of ``moto_fixtures.faults`` act inside botocore, where direct

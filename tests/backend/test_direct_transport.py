@@ -1,7 +1,7 @@
 """The direct transport against botocore's pipeline: the same requests on the wire (bodies
 byte for byte, every header but the date, signature and invocation id, the signed headers and
 their values), the same results, on moto's server, dynalite and the replay endpoint, on both
-twins; on the sync twin, botocore's pipeline with singletable's HTTP exchange too.
+twins; and on each, the pipeline with singletable's HTTP exchange too.
 
 The direct transport sends HTTP itself, so these suites run on the HTTP backends only
 (in-process moto answers inside botocore's event hooks, which direct requests do not run).

@@ -192,24 +192,38 @@ class Sessions:
             self._exchanges[key] = exchange
             return exchange
 
-    def _url(self, url: str) -> URL | None:
+    def route(self, url: str) -> URL | None:
+        """``url`` parsed, if this module sends to it: an aiohttp session of aiobotocore's
+        (not httpx), no proxy for it, no path or query beyond ``/``; else None."""
         try:
             return self._urls[url]
         except KeyError:
-            direct = type(self._session) is AIOHTTPSession
-            if direct and self._session._proxy_config.proxy_url_for(url):
-                direct = False
-            target = self._urls[url] = URL(url, encoded=True) if direct else None
+            target = None
+            session: Any = self._session
+            of_aiohttp = isinstance(session, AIOHTTPSession)  # (not httpx's)
+            if of_aiohttp and not session._proxy_config.proxy_url_for(url):
+                parsed = URL(url, encoded=True)
+                if parsed.raw_path in ("", "/") and not parsed.raw_query_string:
+                    target = parsed
+            if len(self._urls) >= 64:
+                self._urls.clear()
+            self._urls[url] = target
             return target
 
     async def send(self, url: str, headers: dict[str, str], body: bytes) -> Any:
         """One POST of ``body`` to ``url``: aiobotocore's response (body read) or exception."""
-        target = self._url(url)
+        target = self.route(url)
         if target is None:
             request = AWSPreparedRequest("POST", url, headers, body, False)  # type: ignore[arg-type]
             response = await self._session.send(request)
             await response.content
             return response
+        return await self.exchange(url, target, headers, body)
+
+    async def exchange(self, url: str, target: URL, headers: dict[str, str], body: bytes) -> Any:
+        """One POST of ``body`` to ``url`` (``target``, from :meth:`route`) on the session's
+        aiohttp ``ClientSession``: aiobotocore's response (body read) or exception, as
+        ``AIOHTTPSession.send`` returns and raises them."""
         headers["Accept-Encoding"] = "identity"  # as aiobotocore sends it (botocore#1255)
         try:
             session = await self._session._get_session(None)

@@ -22,10 +22,17 @@ What changes, seen from outside: urllib3's ``urlopen`` does not run, so instrume
 urllib3 (an OpenTelemetry urllib3 span per request) and botocore's HTTP-session debug log lines
 do not see these requests. ``SINGLETABLE_EXCHANGE=0`` turns it off (read on every request);
 :func:`install` does nothing on a botocore outside the fast path's verified range.
+
+The async twin's client (``AsyncRepository.connect()``) gets the same under aiobotocore's
+pipeline: its HTTP session class is a subclass of aiobotocore's ``AIOHTTPSession`` whose
+``send`` writes and reads on a connection of that session's aiohttp connector with the direct
+transport's async exchange, for the requests it covers (the rules are aiohttp's, in
+``singletable.aws._exchange_aio``); the same switch turns it off.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 from ._direct_urllib3 import Pools
@@ -35,7 +42,7 @@ if TYPE_CHECKING:
     from botocore.awsrequest import AWSPreparedRequest, AWSResponse
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["HTTPSession", "enabled", "install", "is_installed", "uninstall"]
+__all__ = ["HTTPSession", "enabled", "install", "is_installed", "sendable", "uninstall"]
 
 # urllib3 writes these itself when a request holds none (and leaves its own out when it does);
 # with Expect, botocore's connection waits for 100 Continue before it sends the body
@@ -57,25 +64,33 @@ class HTTPSession:
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         """The response to ``request``, by singletable's exchange when it covers it."""
-        body = request.body
-        if (
-            type(body) is bytes
-            and request.method == "POST"
-            and not request.stream_output
-            and enabled()
-        ):
-            headers = _plain(request.headers)
-            if headers is not None:
-                url = request.url
-                route = self._pools.route(url)
-                if route is not None:
-                    return self._pools.exchange(route, url, headers, body)
+        headers = _plain(request.headers) if sendable(request) else None
+        if headers is not None:
+            url = request.url
+            route = self._pools.route(url)
+            if route is not None:
+                return self._pools.exchange(route, url, headers, request.body)  # type: ignore[arg-type]
         return self.wrapped.send(request)  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
         if name == "wrapped":  # not set yet (a copy being made): no recursion through it
             raise AttributeError(name)
         return getattr(self.wrapped, name)
+
+
+def sendable(request: Any) -> bool:
+    """Whether an exchange (either twin's) may send ``request`` itself, as far as the request
+    line and body go: a ``POST`` of ``bytes`` whose response is not streamed, with no
+    per-request read timeout, the switch on. The headers and the URL are each twin's to
+    check."""
+    context = getattr(request, "context", None) or {}
+    return (
+        type(request.body) is bytes
+        and request.method == "POST"
+        and not request.stream_output
+        and context.get("read_timeout") is None
+        and enabled()
+    )
 
 
 def _plain(headers: Any) -> dict[str, str] | None:
@@ -122,6 +137,11 @@ def uninstall(client: DynamoDBClient) -> None:
         endpoint.http_session = endpoint.http_session.wrapped
 
 
-def is_installed(client: DynamoDBClient) -> bool:
-    """Whether :func:`install` is in effect on ``client``."""
-    return isinstance(client._endpoint.http_session, HTTPSession)  # type: ignore[attr-defined]
+def is_installed(client: Any) -> bool:
+    """Whether ``client`` sends with singletable's exchange: :func:`install` on a botocore
+    client, or an aiobotocore client that ``AsyncRepository.connect()`` created."""
+    session = client._endpoint.http_session
+    if isinstance(session, HTTPSession):
+        return True
+    twin = sys.modules.get("singletable.aws._exchange_aio")  # imported with aiobotocore only
+    return twin is not None and isinstance(session, twin.HTTPSession)
