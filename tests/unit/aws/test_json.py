@@ -56,7 +56,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=300)
 @given(value=json_values, ensure_ascii=st.booleans())
 def test_a_document_reads_as_the_standard_library_reads_it(value: Any, ensure_ascii: bool) -> None:
     text = json.dumps(value, ensure_ascii=ensure_ascii)
@@ -75,7 +75,7 @@ JSONISH = st.text(
 )
 
 
-@settings(max_examples=600)
+@settings(max_examples=300)
 @given(text=JSONISH)
 def test_text_near_json_reads_or_fails_as_the_standard_library(text: str) -> None:
     same_as_stdlib(text.encode("utf-8", "surrogatepass"))
