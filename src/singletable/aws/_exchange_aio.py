@@ -16,12 +16,13 @@ endpoint's root, a streamed response, a body that is not ``bytes``, a per-reques
 timeout, a header name or value that is not ASCII text, a name given twice, a request without
 ``Content-Length``, ``Content-Type`` or ``User-Agent`` or with a header aiohttp writes or
 reads itself (``Host``, ``Accept``, ``Accept-Encoding``, ``Connection``, ``Cookie``,
-``Expect``, ``Transfer-Encoding``), an endpoint behind a proxy, a session with cookies or
-middlewares, an aiohttp outside the exchange's verified range. ``SINGLETABLE_EXCHANGE=0``
-turns it off (read on every request).
+``Expect``, ``Transfer-Encoding``), an endpoint behind a proxy, a session with cookies, trace
+configs (OpenTelemetry's aiohttp instrumentation) or middlewares, an aiohttp outside the
+exchange's verified range. ``SINGLETABLE_EXCHANGE=0`` turns it off (read on every request).
 
-One difference, where DynamoDB never goes: ``ClientSession.request`` follows a redirect
-(``3xx`` with ``Location``); the exchange returns it, as botocore's urllib3 session does.
+Two differences, where DynamoDB never goes: ``ClientSession.request`` follows a redirect
+(``3xx`` with ``Location``), which the exchange returns, as botocore's urllib3 session does;
+and it keeps a cookie a response sets, which the exchange does not.
 """
 
 from __future__ import annotations
