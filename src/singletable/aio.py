@@ -349,13 +349,13 @@ async def _connect(
         raise InvalidRequestError(
             'the async twin needs aiobotocore: pip install "singletable[async]"'
         ) from None
-    from .aws import _exchange_aio
+    from .aws import exchange
     from .aws._client import client_config, wants_direct
 
     kwargs = dict(client_kwargs)
     kwargs.setdefault("config", client_config(parameter_validation=False))
     direct = transport == "direct" if transport is not None else wants_direct(kwargs["config"])
-    kwargs["config"] = _exchange_aio.aio_config(kwargs["config"])
+    kwargs["config"] = exchange.aio_config(kwargs["config"])
     if kwargs.get("endpoint_url") is None and os.environ.get(ENDPOINT_ENV):
         kwargs["endpoint_url"] = os.environ[ENDPOINT_ENV]
     async with get_session().create_client("dynamodb", **kwargs) as client:

@@ -20,6 +20,7 @@ import pytest
 from aiobotocore.config import AioConfig
 from aiobotocore.httpsession import AIOHTTPSession
 from aiobotocore.session import AioSession
+from botocore.config import Config
 from botocore.exceptions import HTTPClientError, ProxyConnectionError
 from moto_fixtures.backends import DEFAULT_REGION, DUMMY_CREDENTIALS
 
@@ -194,3 +195,12 @@ def test_connect_sends_with_it_unless_the_config_names_a_session_class(
     monkeypatch.setenv(EXCHANGE, "0")  # the session class stays; it hands every request on
     assert asyncio.run(main())[0] is _exchange_aio.HTTPSession
     assert len(requests_made) == 2
+
+
+def test_aio_config_names_the_exchange_s_session_unless_the_config_names_its_own() -> None:
+    assert exchange.aio_config().http_session_cls is _exchange_aio.HTTPSession
+    merged = exchange.aio_config(Config(read_timeout=7, connect_timeout=3))
+    assert isinstance(merged, AioConfig) and merged.http_session_cls is _exchange_aio.HTTPSession
+    assert (merged.read_timeout, merged.connect_timeout) == (7, 3)
+    own = AioConfig(http_session_cls=AIOHTTPSession, read_timeout=7)
+    assert exchange.aio_config(own) is own

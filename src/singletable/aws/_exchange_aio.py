@@ -101,7 +101,7 @@ def _plain(headers: Any) -> dict[str, str] | None:
 
 
 def aio_config(config: Any) -> Any:
-    """``config`` (a botocore ``Config`` or aiobotocore's ``AioConfig``) sending with
+    """``config`` (a botocore ``Config``, aiobotocore's ``AioConfig`` or None) sending with
     :class:`HTTPSession`; unchanged when it names an HTTP session class of its own, and on an
     aiobotocore outside the fast path's verified range."""
     from . import fastpath
@@ -110,4 +110,5 @@ def aio_config(config: Any) -> Any:
         return config
     if "http_session_cls" in getattr(config, "_user_provided_options", {}):
         return config
-    return AioConfig(http_session_cls=HTTPSession).merge(config)
+    ours = AioConfig(http_session_cls=HTTPSession)
+    return ours if config is None else ours.merge(config)

@@ -42,7 +42,15 @@ if TYPE_CHECKING:
     from botocore.awsrequest import AWSPreparedRequest, AWSResponse
     from mypy_boto3_dynamodb import DynamoDBClient
 
-__all__ = ["HTTPSession", "enabled", "install", "is_installed", "sendable", "uninstall"]
+__all__ = [
+    "HTTPSession",
+    "aio_config",
+    "enabled",
+    "install",
+    "is_installed",
+    "sendable",
+    "uninstall",
+]
 
 # urllib3 writes these itself when a request holds none (and leaves its own out when it does);
 # with Expect, botocore's connection waits for 100 Continue before it sends the body
@@ -128,6 +136,17 @@ def install(client: DynamoDBClient) -> None:
         return
     endpoint = client._endpoint  # type: ignore[attr-defined]
     endpoint.http_session = HTTPSession(endpoint.http_session)
+
+
+def aio_config(config: Any = None) -> Any:
+    """An aiobotocore ``AioConfig`` for a client of your own that sends with singletable's
+    exchange, as ``AsyncRepository.connect()``'s does: ``config`` (a botocore ``Config`` or an
+    ``AioConfig``; default: none) naming the exchange's HTTP session class. ``config`` comes
+    back as it is when it names an HTTP session class of its own, and on an aiobotocore
+    outside the fast path's verified range. Needs aiobotocore (``singletable[async]``)."""
+    from . import _exchange_aio
+
+    return _exchange_aio.aio_config(config)
 
 
 def uninstall(client: DynamoDBClient) -> None:
