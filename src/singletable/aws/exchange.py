@@ -27,7 +27,8 @@ The async twin's client (``AsyncRepository.connect()``) gets the same under aiob
 pipeline: its HTTP session class is a subclass of aiobotocore's ``AIOHTTPSession`` whose
 ``send`` writes and reads on a connection of that session's aiohttp connector with the direct
 transport's async exchange, for the requests it covers (the rules are aiohttp's, in
-``singletable.aws._exchange_aio``); the same switch turns it off.
+``singletable.aws._exchange_aio``); the same switch turns it off, and :func:`aio_config` gives
+an aiobotocore client of your own the same.
 """
 
 from __future__ import annotations
