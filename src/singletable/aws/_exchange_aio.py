@@ -34,7 +34,8 @@ from aiobotocore.httpsession import AIOHTTPSession
 from botocore.awsrequest import HeadersDict
 
 from ._direct_aiohttp import Sessions
-from .exchange import sendable
+from ._http1 import writable
+from ._switches import EXCHANGE, switch_on
 
 __all__ = ["HTTPSession", "aio_config"]
 
@@ -65,7 +66,7 @@ class HTTPSession(AIOHTTPSession):
     async def send(self, request: Any) -> Any:
         """The response to ``request`` (body read), by singletable's exchange when it covers
         it, else by ``AIOHTTPSession.send``."""
-        headers = _plain(request.headers) if sendable(request) else None
+        headers = _plain(request.headers) if writable(request) and switch_on(EXCHANGE) else None
         if headers is not None:
             url = request.url
             target = self._exchange_sessions.route(url)

@@ -73,6 +73,20 @@ def http_host(host: str, port: int | None, default_port: int) -> str:
 _IDENTITY = (("Accept-Encoding", "identity"),)
 
 
+def writable(request: Any) -> bool:
+    """Whether ``request`` (botocore's prepared request) is one an exchange here may write and
+    read itself, as far as its request line, body and response go: a ``POST`` of ``bytes``
+    whose response is read whole (not streamed), with no per-request read timeout (an
+    exchange reads with its session's). Its headers and URL are each exchange's to check."""
+    context = getattr(request, "context", None) or {}
+    return (
+        type(request.body) is bytes
+        and request.method == "POST"
+        and not request.stream_output
+        and context.get("read_timeout") is None
+    )
+
+
 def request_head(
     host: str,
     headers: Mapping[str, str],

@@ -37,6 +37,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._direct_urllib3 import Pools
+from ._http1 import writable
 from ._switches import EXCHANGE, switch_on
 
 if TYPE_CHECKING:
@@ -49,7 +50,6 @@ __all__ = [
     "enabled",
     "install",
     "is_installed",
-    "sendable",
     "uninstall",
 ]
 
@@ -73,7 +73,7 @@ class HTTPSession:
 
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         """The response to ``request``, by singletable's exchange when it covers it."""
-        headers = _plain(request.headers) if sendable(request) else None
+        headers = _plain(request.headers) if writable(request) and enabled() else None
         if headers is not None:
             url = request.url
             route = self._pools.route(url)
@@ -85,21 +85,6 @@ class HTTPSession:
         if name == "wrapped":  # not set yet (a copy being made): no recursion through it
             raise AttributeError(name)
         return getattr(self.wrapped, name)
-
-
-def sendable(request: Any) -> bool:
-    """Whether an exchange (either twin's) may send ``request`` itself, as far as the request
-    line and body go: a ``POST`` of ``bytes`` whose response is not streamed, with no
-    per-request read timeout, the switch on. The headers and the URL are each twin's to
-    check."""
-    context = getattr(request, "context", None) or {}
-    return (
-        type(request.body) is bytes
-        and request.method == "POST"
-        and not request.stream_output
-        and context.get("read_timeout") is None
-        and enabled()
-    )
 
 
 def _plain(headers: Any) -> dict[str, str] | None:
