@@ -27,6 +27,7 @@ from moto_fixtures.backends import DEFAULT_REGION, DUMMY_CREDENTIALS
 from singletable.aio import AsyncRepository
 from singletable.aws import _exchange_aio, exchange, fastpath
 from singletable.aws._switches import EXCHANGE
+from singletable.errors import InvalidRequestError
 from tests.models import shop
 from tests.raw_http import ITEM, RESPONSES, RawServer, assert_same_requests_and_answers, prepared
 
@@ -204,3 +205,5 @@ def test_aio_config_names_the_exchange_s_session_unless_the_config_names_its_own
     assert (merged.read_timeout, merged.connect_timeout) == (7, 3)
     own = AioConfig(http_session_cls=AIOHTTPSession, read_timeout=7)
     assert exchange.aio_config(own) is own
+    with pytest.raises(InvalidRequestError, match="not dict"):
+        exchange.aio_config({"read_timeout": 7})

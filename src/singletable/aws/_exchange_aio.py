@@ -32,9 +32,10 @@ from typing import Any
 from aiobotocore.config import AioConfig
 from aiobotocore.httpsession import AIOHTTPSession
 from botocore.awsrequest import HeadersDict
+from botocore.config import Config
 
 from ._direct_aiohttp import Sessions
-from ._http1 import writable
+from ._http1 import plain_headers, writable
 from ._switches import EXCHANGE, switch_on
 
 __all__ = ["HTTPSession", "aio_config"]
@@ -52,6 +53,7 @@ _OWN_HEADERS = frozenset(
         "transfer-encoding",
     }
 )
+# without them aiohttp writes its own (a payload's Content-Type among them)
 _REQUIRED = frozenset({"content-length", "content-type", "user-agent"})
 
 
@@ -81,35 +83,28 @@ class HTTPSession(AIOHTTPSession):
 
 
 def _plain(headers: Any) -> dict[str, str] | None:
-    """``headers`` as the str values aiohttp would write after its own ``Host``, with
+    """``headers`` as the values aiohttp would write after its own ``Host``, with
     ``Accept-Encoding: identity`` and ``Accept: */*`` after them; None when aiohttp would
     write more or other (see the module's docstring)."""
-    plain = {}
-    for name, value in headers.items():
-        if type(value) is bytes:
-            if not value.isascii():
-                return None
-            value = value.decode("ascii")
-        elif type(value) is not str or not value.isascii():
-            return None
-        if type(name) is not str or not name.isascii():
-            return None
-        plain[name] = value
-    names = {name.lower() for name in plain}
-    if len(names) != len(plain) or not names >= _REQUIRED:
-        return None
-    return plain if names.isdisjoint(_OWN_HEADERS) else None
+    return plain_headers(headers, _REQUIRED, _OWN_HEADERS, ascii_only=True)
 
 
 def aio_config(config: Any) -> Any:
     """``config`` (a botocore ``Config``, aiobotocore's ``AioConfig`` or None) sending with
     :class:`HTTPSession`; unchanged when it names an HTTP session class of its own, and on an
     aiobotocore outside the fast path's verified range."""
+    from ..errors import InvalidRequestError
     from . import fastpath
 
+    if config is not None and not isinstance(config, Config):
+        raise InvalidRequestError(
+            f"exchange.aio_config: config must be a botocore Config or an AioConfig, not "
+            f"{type(config).__name__}"
+        )
     if not fastpath.aiobotocore_verified():
         return config
-    if "http_session_cls" in getattr(config, "_user_provided_options", {}):
+    # what Config.merge reads: the options given when the config was made
+    options: dict[str, Any] = getattr(config, "_user_provided_options", {})
+    if "http_session_cls" in options:
         return config
-    ours = AioConfig(http_session_cls=HTTPSession)
-    return ours if config is None else ours.merge(config)
+    return AioConfig(**{**options, "http_session_cls": HTTPSession})

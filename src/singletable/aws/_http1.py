@@ -87,6 +87,30 @@ def writable(request: Any) -> bool:
     )
 
 
+def plain_headers(
+    headers: Any, required: frozenset[str], refused: frozenset[str], ascii_only: bool
+) -> dict[str, str] | None:
+    """``headers`` (botocore's, values as ``str`` or ``bytes``) as the ``str`` values an
+    exchange writes itself (``bytes`` decoded latin-1, which :func:`request_head` encodes back
+    to the same bytes); None when the HTTP library it stands in for would write more or other:
+    a name that is not ``str``, a value neither ``str`` nor ``bytes`` (with ``ascii_only``,
+    either not ASCII), a name given twice (in two cases), a ``required`` name missing, a
+    ``refused`` one present (names lowercased)."""
+    plain = {}
+    for name, value in headers.items():
+        if type(value) is bytes:
+            value = value.decode("latin-1")
+        elif type(value) is not str:
+            return None
+        if type(name) is not str or (ascii_only and not (name.isascii() and value.isascii())):
+            return None
+        plain[name] = value
+    names = {name.lower() for name in plain}
+    if len(names) != len(plain) or not names >= required or not names.isdisjoint(refused):
+        return None
+    return plain
+
+
 def request_head(
     host: str,
     headers: Mapping[str, str],

@@ -37,7 +37,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from ._direct_urllib3 import Pools
-from ._http1 import writable
+from ._http1 import plain_headers, writable
 from ._switches import EXCHANGE, switch_on
 
 if TYPE_CHECKING:
@@ -56,6 +56,8 @@ __all__ = [
 # urllib3 writes these itself when a request holds none (and leaves its own out when it does);
 # with Expect, botocore's connection waits for 100 Continue before it sends the body
 _OWN_HEADERS = frozenset({"host", "accept-encoding", "transfer-encoding", "expect"})
+# without them urllib3 (http.client) writes its own
+_REQUIRED = frozenset({"content-length", "user-agent"})
 
 
 def enabled() -> bool:
@@ -88,26 +90,9 @@ class HTTPSession:
 
 
 def _plain(headers: Any) -> dict[str, str] | None:
-    """``headers`` (botocore's ``HeadersDict``, values as bytes or str) as the str values
-    urllib3 would write after its own ``Host`` and ``Accept-Encoding: identity`` (bytes are
-    written as they are, so decoded as latin-1, which :mod:`._http1` encodes back); None when
-    urllib3 would write more or other: a name given twice (in two cases), ``Content-Length``
-    or ``User-Agent`` missing, a header it writes itself, a name or value of another type."""
-    plain = {}
-    for name, value in headers.items():
-        if type(value) is bytes:
-            value = value.decode("latin-1")
-        elif type(value) is not str:
-            return None
-        if type(name) is not str:
-            return None
-        plain[name] = value
-    names = {name.lower() for name in plain}
-    if len(names) != len(plain):
-        return None
-    if "content-length" not in names or "user-agent" not in names:
-        return None
-    return plain if names.isdisjoint(_OWN_HEADERS) else None
+    """``headers`` as the values urllib3 would write after its own ``Host`` and
+    ``Accept-Encoding: identity``, or None when urllib3 would write more or other."""
+    return plain_headers(headers, _REQUIRED, _OWN_HEADERS, ascii_only=False)
 
 
 def install(client: DynamoDBClient) -> None:

@@ -3,7 +3,7 @@
 botocore parses a DynamoDB JSON response in two steps: ``json.loads`` (~9 µs per typical
 item) and a shape-directed walk that rebuilds every dict and list (~40 µs more per item).
 :func:`install` registers a handler on the client's ``before-parse.dynamodb.<Operation>``
-events that produces the same result with one cheap pass over the ``json.loads`` output.
+events that produces the same result with one cheap pass over the decoded JSON.
 
 How it works
 ------------
