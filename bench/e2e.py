@@ -544,7 +544,7 @@ def bench_endpoint(
     name = endpoint.name
     write_rows = None
     if not args.no_writes:  # first: their default clients read AWS_ENDPOINT_URL_DYNAMODB too
-        write_rows, work = writes_bench.make_rows(endpoint, upstream, args.seed)
+        write_rows, work, _ = writes_bench.make_rows(endpoint, upstream, args.seed)
         writes_bench.verify(write_rows, work, name)
     contenders = make_contenders(endpoint, orders, side)
     verify(contenders, orders, name)

@@ -101,13 +101,19 @@ def _token(repo: Any, account: Account, order: Order, other: Order) -> str:
     return f"open-{account.customer_id}-{order.order_id}"[:36]
 
 
-class WriteShop(Repository, table=shop):
+class OpenAccount:
+    """The timed transaction, mixed into both twins' repositories."""
+
     @transaction(token=_token)
     def open_account(self, tx: Any, account: Account, order: Order, other: Order) -> None:
         """The account (and its email guard), its first order, and a note on another order."""
         tx.create(account)
         tx.put(order)
         tx.update(Order, **key_of(other), set={"note": "account opened"})
+
+
+class WriteShop(OpenAccount, Repository, table=shop):
+    pass
 
 
 def key_of(order: Order) -> dict[str, Any]:
@@ -160,6 +166,9 @@ class Row:
     name: str
     calls: dict[str, Callable[[int], Any]]  # op -> i -> result
     reference: bool = False
+    # op -> i -> thread CPU ns of the call, where the clock cannot go around ``calls`` (an
+    # async row: timed around the await, inside the event loop)
+    timed: dict[str, Callable[[int], int]] | None = None
 
 
 @dataclass
@@ -224,17 +233,16 @@ def record(client: Any, action: Callable[..., Any], *args: Any) -> list[tuple[st
     return sent
 
 
-def make_rows(endpoint: Any, upstream: Any, seed: int) -> tuple[list[Row], Workload]:
-    """The write contenders against ``endpoint`` (``bench/endpoints.py``'s ``Endpoint``) and
-    the workload they share. ``upstream`` is a client of the moto server itself: the untimed
-    restores go there, since a replay endpoint would only replay them."""
-    work = make_workload(upstream, seed)
-    orders, others, accounts, batch = work.orders, work.others, work.accounts, work.batch
+Requests = dict[str, list[list[tuple[str, dict[str, Any]]]]]  # op -> i -> (operation, params)
 
-    # The raw client's requests: what singletable sends, recorded once.
+
+def record_requests(endpoint: Any, work: Workload) -> Requests:
+    """The raw clients' requests: what singletable sends for each op and order, recorded once
+    through a client of ``endpoint``."""
+    orders, others, accounts, batch = work.orders, work.others, work.accounts, work.batch
     recorder = endpoint.client()
     shape = WriteShop(client=recorder, fast_path=False)
-    requests: dict[str, list[list[tuple[str, dict[str, Any]]]]] = {op: [] for op in OPS}
+    requests: Requests = {op: [] for op in OPS}
     for i in range(KEYS):
         order, other, account = orders[i], others[i], accounts[i]
         requests["PutItem"].append(record(recorder, shape.put, order))
@@ -251,6 +259,17 @@ def make_rows(endpoint: Any, upstream: Any, seed: int) -> tuple[list[Row], Workl
     requests["BatchWriteItem"] = [record(recorder, shape.batch_put, batch)] * KEYS
     if len(requests["BatchWriteItem"][0]) != BATCH // 25:
         raise SystemExit("writes bench: batch_put did not send 4 requests")
+    return requests
+
+
+def make_rows(endpoint: Any, upstream: Any, seed: int) -> tuple[list[Row], Workload, Requests]:
+    """The write contenders against ``endpoint`` (``bench/endpoints.py``'s ``Endpoint``), the
+    workload they share and the raw clients' requests. ``upstream`` is a client of the moto
+    server itself: the untimed restores go there, since a replay endpoint would only replay
+    them."""
+    work = make_workload(upstream, seed)
+    orders, others, accounts, batch = work.orders, work.others, work.accounts, work.batch
+    requests = record_requests(endpoint, work)
 
     def raw(client: Any) -> Row:
         def send(op: str) -> Callable[[int], Any]:
@@ -366,7 +385,7 @@ def make_rows(endpoint: Any, upstream: Any, seed: int) -> tuple[list[Row], Workl
         pattern(signed, "singletable default client + signer"),
         pattern(direct, DIRECT),
     ]
-    return rows, work
+    return rows, work, requests
 
 
 def default_repository() -> WriteShop:
@@ -392,9 +411,9 @@ def delete(repo: WriteShop, order: Order) -> Order | None:
 # -- checks, timing, report ---------------------------------------------------------------------
 
 
-def verify(rows: list[Row], work: Workload, endpoint: str) -> None:
+def verify(rows: list[Row], work: Workload, endpoint: str, base: str = BASE) -> None:
     """Every contender's writes succeed and the typed ones return what they should (on the
-    replay endpoint this also records every request once)."""
+    replay endpoint this also records every request once); ``base`` is the raw client's row."""
     notes = {"UpdateItem, keyword": "note", "UpdateItem, instance": "changed {i}"}
     for row in rows:
         for op in OPS:
@@ -403,7 +422,7 @@ def verify(rows: list[Row], work: Workload, endpoint: str) -> None:
                 got = row.calls[op](i)
                 work.after(op, i)
                 order = work.orders[i]
-                if row.name == BASE or op in ("TransactWriteItems", "BatchWriteItem"):
+                if row.name == base or op in ("TransactWriteItems", "BatchWriteItem"):
                     continue
                 if op == "PutItem":
                     ok = row.name == "by-hand" or got == order
@@ -449,10 +468,13 @@ def run(
                 for row in order:
                     if restore:
                         work.before(op, i)
-                    fn = row.calls[op]
-                    c0 = thread_time()
-                    fn(i)  # the result is dropped inside the timed region
-                    calls[row.name].append(thread_time() - c0)
+                    if row.timed is not None:
+                        calls[row.name].append(row.timed[op](i))
+                    else:
+                        fn = row.calls[op]
+                        c0 = thread_time()
+                        fn(i)  # the result is dropped inside the timed region
+                        calls[row.name].append(thread_time() - c0)
                     if restore:
                         work.after(op, i)
             if rnd >= warmup:
@@ -461,11 +483,14 @@ def run(
     return samples
 
 
-def summarise(rows: list[Row], samples: Samples) -> dict[str, dict[str, dict[str, Any]]]:
-    """op -> contender -> median µs, ratio to the raw client and its IQR over rounds."""
+def summarise(
+    rows: list[Row], samples: Samples, base_name: str = BASE
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """op -> contender -> median µs, ratio to the raw client (``base_name``'s row) and its IQR
+    over rounds."""
     out: dict[str, dict[str, dict[str, Any]]] = {}
     for op, by_name in samples.items():
-        base = by_name[BASE]
+        base = by_name[base_name]
         for row in rows:
             rounds = by_name[row.name]
             ratios = [
@@ -483,7 +508,16 @@ def summarise(rows: list[Row], samples: Samples) -> dict[str, dict[str, dict[str
     return out
 
 
-def report(endpoint: str, summary: dict[str, dict[str, dict[str, Any]]]) -> None:
+def report(
+    endpoint: str,
+    summary: dict[str, dict[str, dict[str, Any]]],
+    goals: dict[str, float] | None = None,
+) -> None:
+    """The tables of one endpoint's rows; ``goals``: contender -> the ratio it must not
+    exceed (default: the default client's and the direct transport's goals)."""
+    if goals is None:
+        default_goal = MOTO_TARGET if endpoint == "moto" else TARGET
+        goals = {TARGETED: default_goal, DIRECT: DIRECT_TARGET}
     for op in OPS:
         rows = summary[op]
         calls = next(iter(rows.values()))["calls"]
@@ -496,8 +530,7 @@ def report(endpoint: str, summary: dict[str, dict[str, dict[str, Any]]]) -> None
         for name, row in rows.items():
             q1, q3 = row["cpu_ratio_iqr"]
             target = ""
-            default_goal = MOTO_TARGET if endpoint == "moto" else TARGET
-            goal = {TARGETED: default_goal, DIRECT: DIRECT_TARGET}.get(name)
+            goal = goals.get(name)
             if goal is not None:
                 verdict = "PASS" if row["cpu_ratio"] <= goal else "FAIL"
                 target = f"≤ {goal:.2f}: {verdict}"
@@ -523,6 +556,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--steps", type=int, default=5, help="steps per round and op (5)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--no-async", action="store_true", help="leave out the async twin's rows (no aiobotocore)"
+    )
     args = parser.parse_args(argv)
     names = [e for e in args.endpoints.split(",") if e]
     endpoints.use_dummy_credentials()
@@ -533,13 +569,28 @@ def main(argv: list[str] | None = None) -> int:
         shop.create(endpoints.plain_client(moto_url))
         for endpoint in endpoints.start(names, moto_url, stack).values():
             upstream = endpoints.plain_client(moto_url)
-            rows, work = make_rows(endpoint, upstream, args.seed)
+            rows, work, requests = make_rows(endpoint, upstream, args.seed)
             verify(rows, work, endpoint.name)
+            async_rows: list[Row] = []
+            if not args.no_async:
+                # writes_async imports this module by name: let it find this run's (declaring
+                # Account a second time would fail)
+                sys.modules.setdefault("writes", sys.modules[__name__])
+                import writes_async
+                from contenders import ASYNC_BASE, AsyncSide
+
+                side = AsyncSide()
+                stack.callback(side.close)
+                async_rows = writes_async.make_rows(side, endpoint, work, requests)
+                verify(async_rows, work, endpoint.name, base=ASYNC_BASE)
             if endpoint.replay:
                 endpoint.replay_freeze()
-            samples = run(
-                rows, work, args.rounds, args.warmup, args.steps, rng, restore=not endpoint.replay
-            )
+            restore = not endpoint.replay
+            samples = run(rows, work, args.rounds, args.warmup, args.steps, rng, restore=restore)
+            if async_rows:
+                async_samples = run(
+                    async_rows, work, args.rounds, args.warmup, args.steps, rng, restore=restore
+                )
             if endpoint.replay:
                 stats = endpoint.replay_stats()
                 if stats["unknown"]:
@@ -547,6 +598,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"### endpoint: {endpoint.label}")
             print()
             report(endpoint.name, summarise(rows, samples))
+            if async_rows:
+                print("The async twin, ratios to raw aiobotocore:")
+                print()
+                goal = MOTO_TARGET if endpoint.name == "moto" else TARGET
+                goals = {writes_async.ASYNC_DEFAULT: goal, writes_async.ASYNC_DIRECT: DIRECT_TARGET}
+                report(endpoint.name, summarise(async_rows, async_samples, ASYNC_BASE), goals)
     return 0
 
 
