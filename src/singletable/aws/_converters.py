@@ -43,7 +43,7 @@ class _Unsupported(Exception):
 
 # --------------------------------------------------------------------------------------
 # Specialised converters for AttributeValue trees. They convert in place: the dicts and
-# lists come fresh from json.loads and are owned by the handler.
+# lists come fresh from the JSON reader and are owned by the parse step.
 
 
 def _blob(value: Any) -> bytes:
@@ -284,6 +284,8 @@ def _compile(shape: Shape, memo: dict[str, Converter]) -> Converter:
 
 
 def compile_output(operation_model: OperationModel) -> Converter | None:
+    """The converter of ``operation_model``'s output shape, or None when the fast path does not
+    mirror it (no structure output, a streamed one, timestamps, unions, non-string map keys)."""
     shape = operation_model.output_shape
     if shape is None or shape.type_name != "structure":
         return None
